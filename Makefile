@@ -1,0 +1,36 @@
+# Two entry points do all set-up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check -q
+# The CPU build of torch lies on this machine's disk; an unpinned torch would pull a CUDA build.
+TORCH := torch==2.13.0
+# Reference implementations the optimizer tests compare against. --no-deps: timm would
+# otherwise drag in torchvision and another torch.
+REFS := timm==1.0.31 pytorch-pretrained-bert==0.6.2
+
+.PHONY: demo test bench venv clean
+
+$(VENV)/.installed: pyproject.toml Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install $(TORCH)
+	$(PIP) install -e '.[test]'
+	$(PIP) install --no-deps $(REFS)
+	$(PIP) install tqdm regex requests
+	touch $@
+
+venv: $(VENV)/.installed
+
+test: venv
+	$(PY) -m pytest
+
+demo: venv
+	$(PY) tools/demo.py
+
+bench: venv
+	$(PY) bench/migrate.py
+	$(PY) bench/runtime.py
+	$(PY) bench/optim.py
+
+clean:
+	rm -rf $(VENV) demo_out
