@@ -1,0 +1,41 @@
+"""What torchport knows about each backend. One module per target; each defines `TARGET`.
+
+A new backend is one new module here: the rewriter, the run-time patcher and the analysers all
+read targets through `get()` and `all_targets()`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+
+from torchport.targets.base import Target
+from torchport.targets.verdict import Kind, Verdict
+
+__all__ = ["Kind", "Target", "Verdict", "all_targets", "get", "names"]
+
+_NOT_TARGETS = {"base", "verdict", "surface", "fallbacks"}
+
+
+@lru_cache(maxsize=None)
+def all_targets() -> dict[str, Target]:
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name in _NOT_TARGETS or info.name.startswith("_"):
+            continue
+        target = importlib.import_module(f"{__name__}.{info.name}").TARGET
+        found[target.name] = target
+    order = ["npu", "xpu", "mps", "cpu", "accelerator"]
+    return dict(sorted(found.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else 99, kv[0])))
+
+
+def names() -> list[str]:
+    return list(all_targets())
+
+
+def get(name: str) -> Target:
+    try:
+        return all_targets()[name]
+    except KeyError:
+        raise ValueError(f"unknown target {name!r}; choose one of: {', '.join(names())}") from None

@@ -1,0 +1,43 @@
+"""Device-agnostic code: torch.accelerator and torch.amp, falling back to the CPU when there is none.
+
+The output runs unchanged on CUDA, XPU, MPS, NPU (with torch_npu imported) or a bare CPU:
+the device type is looked up once per file, and calls that need a device are guarded.
+"""
+
+from torchport.targets.base import Target
+from torchport.targets.surface import TORCH_SURFACE, names, version
+from torchport.targets.verdict import adapted
+
+GUARD = "torch.accelerator.is_available()"
+
+
+def _renamed(name: str, replacement: str, note: str, **extra):
+    api = f"torch.cuda.{name}"
+    return api, adapted(api, replacement, note, **extra)
+
+
+TARGET = Target(
+    name="accelerator",
+    summary="any accelerator via torch.accelerator / torch.amp, else CPU",
+    device_module="torch.accelerator",
+    surface=names(TORCH_SURFACE, "torch.accelerator"),
+    surface_version=f"torch {version(TORCH_SURFACE)}",
+    device_type=None,
+    device_type_expr="DEVICE_TYPE",
+    preamble=f'DEVICE_TYPE = torch.accelerator.current_accelerator().type if {GUARD} else "cpu"',
+    dist_backend="torch.distributed.get_default_backend_for_device(DEVICE_TYPE)",
+    ddp_device_ids=True,
+    guard=GUARD,
+    unguarded=frozenset({"is_available", "device_count", "current_accelerator"}),
+    host_timing=True,
+    overrides=dict(
+        [
+            _renamed("current_device", "torch.accelerator.current_device_index", "same meaning",
+                     guard=GUARD, value="0"),
+            _renamed("set_device", "torch.accelerator.set_device_index", "same meaning", guard=GUARD),
+            _renamed("get_device_name", "torch.accelerator.current_accelerator",
+                     "the device type, not the model name", drop_args=True, guard=GUARD, value='"cpu"'),
+            _renamed("Stream", "torch.Stream", "torch's device-generic stream"),
+        ]
+    ),
+)

@@ -1,0 +1,81 @@
+"""A target: everything the rewriter, the patcher and the analysers need to know about one backend.
+
+Verdicts for `torch.cuda.*` are derived, not listed by hand: a CUDA API whose name exists in the
+target's device module (per the generated surface) is `same`; otherwise the target's own
+`overrides`, then the portable fallbacks in `fallbacks.py`, then `unsupported`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from torchport.targets import fallbacks
+from torchport.targets.verdict import Kind, Verdict, adapted, same, unsupported
+
+AMP_PREFIX = "torch.cuda.amp."
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    summary: str
+    device_module: str  # where torch.cuda.* goes, e.g. "torch.npu"
+    surface: frozenset[str]  # public names of device_module, from generated data
+    device_type: str | None  # literal device type; None where it is only known at run time
+    device_type_expr: str = ""  # source expression for the device type (defaults to the literal)
+    preamble: str | None = None  # a module-level statement `device_type_expr` needs, if any
+    keeps_device_index: bool = True  # "cuda:1" -> "<type>:1"; False: the index is dropped
+    setup_import: str | None = None  # e.g. "torch_npu": imported right after `import torch`
+    dist_backend: str = "gloo"  # source expression for what "nccl" becomes
+    ddp_device_ids: bool = True  # False: DDP(device_ids=...) is dropped (CPU modules take None)
+    visible_devices_env: str | None = None  # what CUDA_VISIBLE_DEVICES becomes (None: report only)
+    amp_fp16: bool = True  # False: autocast float16 becomes bfloat16 (with a note)
+    host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events)
+    guard: str | None = None  # run device-module calls only when this is true (no accelerator)
+    unguarded: frozenset[str] = frozenset()  # device-module names that are safe without the guard
+    surface_version: str = ""
+    overrides: dict[str, Verdict] = field(default_factory=dict)
+
+    @property
+    def device_source(self) -> str:
+        return self.device_type_expr or repr(self.device_type)
+
+    def verdict(self, api: str) -> Verdict:
+        """What `api` (a qualified `torch.cuda...` name) becomes on this target."""
+        if api in self.overrides:
+            return self.overrides[api]
+        if api.startswith(AMP_PREFIX):
+            return self._amp_verdict(api)
+        name = api.rsplit(".", 1)[1]
+        if name == "Event" and self.host_timing:
+            return adapted(api, "time.perf_counter", "timed with the host clock", drop_args=True)
+        if name in self.surface:
+            replacement = f"{self.device_module}.{name}"
+            if self.guard and name not in self.unguarded:
+                value = fallbacks.RESULT_VALUES.get(name)
+                return adapted(
+                    api, replacement, f"only when {self.guard}", guard=self.guard, value=value
+                )
+            return same(api, replacement)
+        fallback = fallbacks.verdict(api, name)
+        if fallback is not None:
+            return fallback
+        return unsupported(api, f"{self.device_module} has no {name}; port this call by hand")
+
+    def _amp_verdict(self, api: str) -> Verdict:
+        name = api[len(AMP_PREFIX):]
+        if name in ("autocast", "GradScaler", "custom_fwd", "custom_bwd"):
+            note = f"device type {self.device_source}"
+            if name == "autocast" and not self.amp_fp16:
+                note += "; float16 autocast becomes bfloat16 on this target"
+            return adapted(api, f"torch.amp.{name}", note)
+        return unsupported(api, "no torch.amp equivalent")
+
+    def verdicts(self, apis: list[str]) -> dict[str, Verdict]:
+        return {api: self.verdict(api) for api in apis}
+
+    def counts(self, apis: list[str]) -> dict[str, int]:
+        counts = {kind.value: 0 for kind in Kind}
+        for verdict in self.verdicts(apis).values():
+            counts[verdict.kind.value] += 1
+        return counts

@@ -1,0 +1,25 @@
+"""Plain CPU: the proving ground. Device calls become no-ops, AMP runs in bfloat16, DDP on gloo."""
+
+from torchport.targets.base import Target
+from torchport.targets.surface import TORCH_SURFACE, names, version
+from torchport.targets.verdict import noop
+
+TARGET = Target(
+    name="cpu",
+    summary="CPU only: no device calls, bfloat16 autocast, gloo",
+    device_module="torch.cpu",
+    surface=names(TORCH_SURFACE, "torch.cpu"),
+    surface_version=f"torch {version(TORCH_SURFACE)}",
+    device_type="cpu",
+    keeps_device_index=False,
+    dist_backend='"gloo"',
+    ddp_device_ids=False,
+    amp_fp16=False,
+    host_timing=True,
+    overrides={
+        # torch.cpu has these, but they do nothing: a migrated script is cleaner without them.
+        "torch.cuda.synchronize": noop("torch.cuda.synchronize", "CPU work is synchronous"),
+        "torch.cuda.set_device": noop("torch.cuda.set_device", "there is one CPU device"),
+        "torch.cuda.current_device": noop("torch.cuda.current_device", "there is one CPU device", "0"),
+    },
+)

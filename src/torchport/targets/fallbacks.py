@@ -1,0 +1,62 @@
+"""Portable stand-ins for `torch.cuda` APIs a target's device module lacks.
+
+These hold for every target: seeding goes through torch's global generator (which seeds every
+device), memory statistics have no meaning where there is no device allocator, and cache or
+statistic resets have nothing to reset.
+"""
+
+from __future__ import annotations
+
+from torchport.targets.verdict import Verdict, adapted, noop
+
+SEEDING = {
+    "manual_seed": "torch.manual_seed",
+    "manual_seed_all": "torch.manual_seed",
+    "seed": "torch.seed",
+    "seed_all": "torch.seed",
+    "initial_seed": "torch.initial_seed",
+    "get_rng_state": "torch.get_rng_state",
+    "set_rng_state": "torch.set_rng_state",
+}
+
+# What a memory or status query stands for where the target has no such notion.
+RESULT_VALUES = {
+    "memory_allocated": "0",
+    "max_memory_allocated": "0",
+    "memory_reserved": "0",
+    "max_memory_reserved": "0",
+    "memory_cached": "0",
+    "max_memory_cached": "0",
+    "device_memory_used": "0",
+    "memory_stats": "{}",
+    "memory_stats_as_nested_dict": "{}",
+    "memory_summary": '""',
+    "current_device": "0",
+    "utilization": "0",
+}
+
+ACTIONS = {
+    "empty_cache",
+    "reset_peak_memory_stats",
+    "reset_max_memory_allocated",
+    "reset_max_memory_cached",
+    "reset_accumulated_memory_stats",
+    "ipc_collect",
+    "set_per_process_memory_fraction",
+    "set_sync_debug_mode",
+    "synchronize",
+    "init",
+    "set_device",
+}
+
+
+def verdict(api: str, name: str) -> Verdict | None:
+    if name in SEEDING:
+        return adapted(api, SEEDING[name], "torch's global generator: seeds the CPU and every device")
+    if name in RESULT_VALUES:
+        return noop(api, "no device memory statistics on this target", RESULT_VALUES[name])
+    if name in ACTIONS:
+        return noop(api, "nothing to do on this target")
+    if name == "get_device_name":
+        return adapted(api, "platform.processor", "the host processor's name", drop_args=True)
+    return None

@@ -1,0 +1,16 @@
+"""Huawei Ascend NPU through torch_npu (surface read from the torch-npu 2.14.0 wheel)."""
+
+from torchport.targets.base import Target
+from torchport.targets.surface import NPU_SURFACE, names, version
+
+TARGET = Target(
+    name="npu",
+    summary="Huawei Ascend NPU (torch_npu): torch.npu, hccl, ASCEND_RT_VISIBLE_DEVICES",
+    device_module="torch.npu",
+    surface=names(NPU_SURFACE, "torch.npu"),
+    surface_version=f"torch-npu {version(NPU_SURFACE)}",
+    device_type="npu",
+    setup_import="torch_npu",
+    dist_backend='"hccl"',
+    visible_devices_env="ASCEND_RT_VISIBLE_DEVICES",
+)

@@ -1,0 +1,15 @@
+"""Intel GPUs through upstream torch.xpu (surface read from torch 2.13)."""
+
+from torchport.targets.base import Target
+from torchport.targets.surface import TORCH_SURFACE, names, version
+
+TARGET = Target(
+    name="xpu",
+    summary="Intel GPU (torch.xpu): xccl, ZE_AFFINITY_MASK",
+    device_module="torch.xpu",
+    surface=names(TORCH_SURFACE, "torch.xpu"),
+    surface_version=f"torch {version(TORCH_SURFACE)}",
+    device_type="xpu",
+    dist_backend='"xccl"',
+    visible_devices_env="ZE_AFFINITY_MASK",
+)
