@@ -1,0 +1,74 @@
+"""The `torchport` command. One thin function per sub-command; the work lives in the packages below.
+
+Each sub-command module exposes `add_arguments(parser)` and `main(args) -> int`. Modules are
+imported only when their command runs, so `torchport migrate` never imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from torchport import __version__
+
+# name -> (module, one-line help)
+COMMANDS = {
+    "migrate": ("torchport.migrate.command", "rewrite CUDA code for another target into a new tree"),
+    "run": ("torchport.runtime.command", "run an unmodified CUDA script on another target"),
+    "targets": ("torchport.targets.command", "list the targets, or what each torch.cuda API becomes"),
+}
+
+DESCRIPTION = """\
+Move PyTorch CUDA training code to Huawei Ascend NPU, Intel XPU, Apple MPS, plain CPU, or
+device-agnostic code (torch.accelerator).
+
+examples:
+  torchport migrate train.py -o ported --target npu       rewrite a script into ported/
+  torchport migrate repo/ -o repo_cpu --target cpu --diff  preview the changes only
+  torchport run --target cpu train.py --epochs 1          run CUDA code as it is, on the CPU
+  torchport targets --target accelerator                  what each torch.cuda API becomes
+"""
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported as one line, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="torchport", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"torchport {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(
+            name,
+            help=help_text,
+            description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(command)
+        command.set_defaults(handler=module.main)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return args.handler(args)
+    except UsageError as error:
+        print(f"torchport {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"torchport {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
