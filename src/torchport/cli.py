@@ -35,13 +35,18 @@ class UsageError(Exception):
     """Bad input from the user: reported as one line, exit status 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str]) -> argparse.ArgumentParser:
+    """The parser; only the chosen sub-command's module is imported (the others stay unloaded)."""
+    chosen = next((a for a in argv if not a.startswith("-")), None)
     parser = argparse.ArgumentParser(
         prog="torchport", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"torchport {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
+        if name != chosen:
+            sub.add_parser(name, help=help_text)
+            continue
         module = importlib.import_module(module_name)
         command = sub.add_parser(
             name,
@@ -55,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

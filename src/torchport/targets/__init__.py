@@ -15,7 +15,7 @@ from torchport.targets.verdict import Kind, Verdict
 
 __all__ = ["Kind", "Target", "Verdict", "all_targets", "get", "names"]
 
-_NOT_TARGETS = {"base", "verdict", "surface", "fallbacks"}
+_NOT_TARGETS = {"base", "verdict", "surface", "fallbacks", "command", "device_apis"}
 
 
 @lru_cache(maxsize=None)

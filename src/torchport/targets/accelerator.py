@@ -6,7 +6,7 @@ the device type is looked up once per file, and calls that need a device are gua
 
 from torchport.targets.base import Target
 from torchport.targets.surface import TORCH_SURFACE, names, version
-from torchport.targets.verdict import adapted
+from torchport.targets.verdict import adapted, noop
 
 GUARD = "torch.accelerator.is_available()"
 
@@ -28,6 +28,7 @@ TARGET = Target(
     dist_backend="torch.distributed.get_default_backend_for_device(DEVICE_TYPE)",
     ddp_device_ids=True,
     guard=GUARD,
+    float16_autocast='torch.float16 if DEVICE_TYPE != "cpu" else torch.bfloat16',
     unguarded=frozenset({"is_available", "device_count", "current_accelerator"}),
     host_timing=True,
     overrides=dict(
@@ -35,8 +36,9 @@ TARGET = Target(
             _renamed("current_device", "torch.accelerator.current_device_index", "same meaning",
                      guard=GUARD, value="0"),
             _renamed("set_device", "torch.accelerator.set_device_index", "same meaning", guard=GUARD),
-            _renamed("get_device_name", "torch.accelerator.current_accelerator",
-                     "the device type, not the model name", drop_args=True, guard=GUARD, value='"cpu"'),
+            ("torch.cuda.get_device_name",
+             noop("torch.cuda.get_device_name", "torch.accelerator has no model names: the device type",
+                  "DEVICE_TYPE")),
             _renamed("Stream", "torch.Stream", "torch's device-generic stream"),
         ]
     ),

@@ -24,12 +24,13 @@ class Target:
     device_type: str | None  # literal device type; None where it is only known at run time
     device_type_expr: str = ""  # source expression for the device type (defaults to the literal)
     preamble: str | None = None  # a module-level statement `device_type_expr` needs, if any
+    tensor_method: str | None = None  # x.cuda() -> x.<tensor_method>(); None: x.to(<device>)
     keeps_device_index: bool = True  # "cuda:1" -> "<type>:1"; False: the index is dropped
     setup_import: str | None = None  # e.g. "torch_npu": imported right after `import torch`
     dist_backend: str = "gloo"  # source expression for what "nccl" becomes
     ddp_device_ids: bool = True  # False: DDP(device_ids=...) is dropped (CPU modules take None)
     visible_devices_env: str | None = None  # what CUDA_VISIBLE_DEVICES becomes (None: report only)
-    amp_fp16: bool = True  # False: autocast float16 becomes bfloat16 (with a note)
+    float16_autocast: str | None = None  # what autocast's float16 becomes (None: kept)
     host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events)
     guard: str | None = None  # run device-module calls only when this is true (no accelerator)
     unguarded: frozenset[str] = frozenset()  # device-module names that are safe without the guard
@@ -66,8 +67,8 @@ class Target:
         name = api[len(AMP_PREFIX):]
         if name in ("autocast", "GradScaler", "custom_fwd", "custom_bwd"):
             note = f"device type {self.device_source}"
-            if name == "autocast" and not self.amp_fp16:
-                note += "; float16 autocast becomes bfloat16 on this target"
+            if name == "autocast" and self.float16_autocast:
+                note += f"; float16 becomes {self.float16_autocast}"
             return adapted(api, f"torch.amp.{name}", note)
         return unsupported(api, "no torch.amp equivalent")
 

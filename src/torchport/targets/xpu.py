@@ -10,6 +10,7 @@ TARGET = Target(
     surface=names(TORCH_SURFACE, "torch.xpu"),
     surface_version=f"torch {version(TORCH_SURFACE)}",
     device_type="xpu",
+    tensor_method="xpu",
     dist_backend='"xccl"',
     visible_devices_env="ZE_AFFINITY_MASK",
 )

@@ -1,0 +1,30 @@
+"""What a rule found: one row of a report, and (for changes) the edit that makes it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Operation(str, Enum):
+    INSERT = "INSERT"
+    MODIFY = "MODIFY"
+    DELETE = "DELETE"
+    UNSUPPORTED = "UNSUPPORTED"  # the target lacks it: a person must port it (unsupported_api.csv)
+    UNKNOWN = "UNKNOWN"  # a CUDA name no rule understands: left as is (unknown_api.csv)
+    NOTE = "NOTE"  # left as is on purpose, e.g. a flag that has no effect on the target
+
+    @property
+    def is_change(self) -> bool:
+        return self in (Operation.INSERT, Operation.MODIFY, Operation.DELETE)
+
+
+@dataclass(frozen=True)
+class Finding:
+    file: str
+    start_line: int
+    end_line: int
+    code: str  # the rule's code, e.g. "TP004"
+    operation: Operation
+    message: str  # for changes: what was done; otherwise: the API and what to do
+    api: str = ""  # the CUDA API concerned, when there is one

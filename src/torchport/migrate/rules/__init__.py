@@ -1,0 +1,25 @@
+"""The rewrite rules, one class each, run together in one pass over a file (see base.py)."""
+
+from torchport.migrate.rules.amp import AmpRule
+from torchport.migrate.rules.cuda_api import CudaApiRule
+from torchport.migrate.rules.cuda_method import CudaMethodRule
+from torchport.migrate.rules.device_ints import DeviceIndexRule
+from torchport.migrate.rules.device_literals import DeviceLiteralRule
+from torchport.migrate.rules.distributed import DdpDeviceIdsRule, DistributedBackendRule
+from torchport.migrate.rules.environment import CudnnFlagRule, VisibleDevicesRule
+from torchport.migrate.rules.host_timing import HostTimingRule
+from torchport.migrate.rules.is_available import CpuFallbackRule
+
+RULES = [
+    DeviceLiteralRule,
+    DeviceIndexRule,
+    CudaMethodRule,
+    CudaApiRule,
+    AmpRule,
+    DistributedBackendRule,
+    DdpDeviceIdsRule,
+    VisibleDevicesRule,
+    CudnnFlagRule,
+    HostTimingRule,
+    CpuFallbackRule,
+]

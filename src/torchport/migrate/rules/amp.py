@@ -1,0 +1,94 @@
+"""TP005: `torch.cuda.amp` and float16 autocast."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchport.migrate.findings import Operation
+from torchport.migrate.rules.base import Rule, call_argument, parse_expression
+from torchport.migrate.rules.cuda_api import in_import, outermost_name
+from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression
+
+CUDA_AMP = "torch.cuda.amp."
+DEVICE_FIRST = {"autocast", "GradScaler"}  # take the device type as their first argument
+DEVICE_KEYWORD = {"custom_fwd", "custom_bwd"}  # take it as `device_type=`
+AUTOCASTS = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"}
+
+
+class AmpRule(Rule):
+    """Move `torch.cuda.amp.autocast/GradScaler/custom_fwd/custom_bwd` to `torch.amp` with the
+    target's device type, and, where float16 autocast is not sensible (the CPU), use the target's
+    replacement dtype in any autocast on a CUDA device. Both are reported.
+    """
+
+    code = "TP005"
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
+        self._visit_reference(node)
+
+    def visit_Name(self, node: cst.Name) -> None:  # noqa: N802
+        self._visit_reference(node)
+
+    def _visit_reference(self, node: cst.BaseExpression) -> None:
+        api = self.qualified_name(node)
+        if api is None or not api.startswith(CUDA_AMP) or not outermost_name(self, node) or in_import(self, node):
+            return
+        name = api[len(CUDA_AMP) :]
+        verdict = self.target.verdict(api)
+        if verdict.replacement is None:
+            self.report(node, Operation.UNSUPPORTED, verdict.note, api=api)
+            return
+        device = device_expression(self.target, None)
+        replacement = verdict.replacement
+        parent = self.parent(node)
+        is_call = isinstance(parent, cst.Call) and parent.func is node
+        if name in DEVICE_FIRST and is_call:
+
+            def fix(updated: cst.Call) -> cst.Call:
+                device_arg = cst.Arg(parse_expression(device))
+                if updated.args:
+                    device_arg = device_arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                return updated.with_changes(func=parse_expression(replacement), args=[device_arg, *updated.args])
+
+            self.change(parent, fix, verdict.describe(), api=api, needs=f"{replacement} {device}")
+            if name == "autocast":
+                self._float16(parent)
+        elif name in DEVICE_KEYWORD:
+            keyword = cst.Arg(
+                parse_expression(device),
+                keyword=cst.Name("device_type"),
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            )
+            if is_call:
+
+                def fix(updated: cst.Call) -> cst.Call:
+                    args = list(updated.args)
+                    if args:
+                        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                    return updated.with_changes(func=parse_expression(replacement), args=[*args, keyword])
+
+                self.change(parent, fix, verdict.describe(), api=api, needs=f"{replacement} {device}")
+            else:  # a bare decorator: `@torch.cuda.amp.custom_fwd`
+                new = cst.Call(func=parse_expression(replacement), args=[keyword])
+                self.change(node, lambda _: new, verdict.describe(), api=api, needs=f"{replacement} {device}")
+        else:
+            self.change(node, lambda _: parse_expression(replacement), verdict.describe(), api=api, needs=replacement)
+
+    def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
+        if self.qualified_name(node.func) not in AUTOCASTS:
+            return
+        device = call_argument(node, "device_type", position=0)
+        if device is not None and cuda_literal_index(device.value)[0]:
+            self._float16(node)
+
+    def _float16(self, call: cst.Call) -> None:
+        replacement = self.target.float16_autocast
+        dtype = call_argument(call, "dtype", position=None)
+        if replacement is None or dtype is None or self.qualified_name(dtype.value) not in ("torch.float16", "torch.half"):
+            return
+        self.change(
+            dtype.value,
+            lambda _: parse_expression(replacement),
+            f"autocast float16 -> {replacement} on {self.target.name}",
+            needs=replacement,
+        )

@@ -1,0 +1,137 @@
+"""What every rule shares: one traversal, findings instead of edits, and the edits kept apart.
+
+Rules are `libcst.BatchableCSTVisitor`s, so all of them share a single walk of a file. A rule
+never edits the tree: it records a `Finding` and, for a change, a *fix*: a function from the
+(already updated) node to its replacement. `apply_fixes` runs them bottom-up, so fixes on nested
+nodes compose.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar, Union
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+
+from torchport.migrate.findings import Finding, Operation
+from torchport.targets import Target
+
+Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+Fix = Callable[[cst.CSTNode], Replacement]
+
+
+@dataclass
+class FileContext:
+    """State the rules of one file share: the target, findings, fixes and what the file now needs."""
+
+    target: Target
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    fixes: dict[cst.CSTNode, list[Fix]] = field(default_factory=lambda: defaultdict(list))
+    needed_imports: set[str] = field(default_factory=set)  # modules the rewritten code refers to
+    needs_preamble: bool = False  # the target's device-type preamble is referred to
+
+    def need_expression(self, source: str) -> None:
+        """Record the imports and preamble that a piece of generated code relies on."""
+        if self.target.preamble and self.target.device_type_expr and self.target.device_type_expr in source:
+            self.needs_preamble = True
+        for token in source.replace("(", " ").replace(")", " ").split():
+            root = token.split(".")[0]
+            if "." in token and root.isidentifier():
+                self.needed_imports.add(token.rsplit(".", 1)[0] if root != "torch" else "torch")
+
+
+class Rule(cst.BatchableCSTVisitor):
+    """A rewrite rule. Subclasses set `code` and write their docstring as the rule's description."""
+
+    code: ClassVar[str] = ""
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__()
+        self.context = context
+        self.target = context.target
+
+    # --- reading -------------------------------------------------------------------------
+    def qualified_name(self, node: cst.CSTNode) -> str | None:
+        """The fully qualified name `node` refers to (`tc.synchronize` -> `torch.cuda.synchronize`)."""
+        names = self.get_metadata(QualifiedNameProvider, node, set())
+        torch_names = sorted(n.name for n in names if n.name.startswith("torch"))
+        return torch_names[0] if torch_names else None
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
+    def lines(self, node: cst.CSTNode) -> tuple[int, int]:
+        position = self.get_metadata(PositionProvider, node, None)
+        if position is None:
+            return (0, 0)
+        return (position.start.line, position.end.line)
+
+    # --- recording -----------------------------------------------------------------------
+    def change(
+        self,
+        node: cst.CSTNode,
+        fix: Fix,
+        message: str,
+        *,
+        operation: Operation = Operation.MODIFY,
+        api: str = "",
+        needs: str = "",
+    ) -> None:
+        """Record an edit of `node` (and a change_list row). `needs`: the generated source."""
+        self.context.fixes[node].append(fix)
+        if needs:
+            self.context.need_expression(needs)
+        self.report(node, operation, message, api=api)
+
+    def report(self, node: cst.CSTNode, operation: Operation, message: str, *, api: str = "") -> None:
+        start, end = self.lines(node)
+        self.context.findings.append(
+            Finding(self.context.path, start, end, self.code, operation, message, api)
+        )
+
+
+class ApplyFixes(cst.CSTTransformer):
+    """Apply the rules' fixes bottom-up; never leave a block empty."""
+
+    def __init__(self, fixes: dict[cst.CSTNode, list[Fix]]) -> None:
+        super().__init__()
+        self.fixes = fixes
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        result = updated_node
+        for fix in self.fixes.get(original_node, ()):
+            result = fix(result)
+            if not isinstance(result, cst.CSTNode):
+                return result
+        return super().on_leave(original_node, result)
+
+    def leave_IndentedBlock(self, original_node, updated_node):  # noqa: N802 (libcst API)
+        if not updated_node.body:
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node
+
+
+def parse_expression(source: str) -> cst.BaseExpression:
+    return cst.parse_expression(source)
+
+
+def call_argument(call: cst.Call, keyword: str, position: int | None = None) -> cst.Arg | None:
+    """The argument bound to `keyword` (or passed at `position`) in `call`, if any."""
+    for index, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg
+        if position is not None and arg.keyword is None and not arg.star and index == position:
+            return arg
+    return None
+
+
+def without_arguments(call: cst.Call, keywords: set[str]) -> cst.Call:
+    """`call` with the given keyword arguments removed (and a trailing comma tidied)."""
+    args = [a for a in call.args if a.keyword is None or a.keyword.value not in keywords]
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)

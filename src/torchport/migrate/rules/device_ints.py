@@ -1,0 +1,44 @@
+"""TP002: CUDA devices written as bare indices (`x.to(0)`, `device=0`, `device_ids=[0, 1]`)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchport.migrate.rules.base import Rule, call_argument, parse_expression
+from torchport.migrate.rules.device_exprs import device_expression
+from torchport.targets.device_apis import DEVICE_KEYWORDS, DEVICE_LIST_KEYWORDS, TO_METHODS
+
+
+class DeviceIndexRule(Rule):
+    """Rewrite integer literals where torch reads them as a CUDA device index.
+
+    `x.to(0)`, `torch.device(1)`, `device=0`, `map_location=0`, `output_device=0` and each
+    element of `device_ids=[0, 1]`. Integers anywhere else are numbers, not devices.
+    """
+
+    code = "TP002"
+
+    def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in TO_METHODS:
+            first = call_argument(node, "device", position=0)
+            if first is not None:
+                self._rewrite_index(first.value)
+        if self.qualified_name(func) == "torch.device":
+            first = call_argument(node, "type", position=0)
+            if first is not None:
+                self._rewrite_index(first.value)
+        for arg in node.args:
+            if arg.keyword is None:
+                continue
+            if arg.keyword.value in DEVICE_KEYWORDS:
+                self._rewrite_index(arg.value)
+            elif arg.keyword.value in DEVICE_LIST_KEYWORDS and isinstance(arg.value, (cst.List, cst.Tuple)):
+                for element in arg.value.elements:
+                    self._rewrite_index(element.value)
+
+    def _rewrite_index(self, value: cst.BaseExpression) -> None:
+        if not isinstance(value, cst.Integer):
+            return
+        new = device_expression(self.target, value.value)
+        self.change(value, lambda _: parse_expression(new), f"replace device index {value.value} with {new}", needs=new)

@@ -1,0 +1,100 @@
+"""TP001: CUDA device values written as strings."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from torchport.migrate.rules.base import Rule, parse_expression
+from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, string_value
+
+# "cuda:%d" % i, "cuda:{}".format(i): a prefix filled in at run time.
+FORMAT_PREFIX = re.compile(r"cuda:(%[dis]|\{\w*\})")
+
+
+def _escape_braces(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+class DeviceLiteralRule(Rule):
+    """Rewrite device strings: `"cuda"`, `"cuda:0"`, `f"cuda:{rank}"`, `"cuda:%d" % i`,
+    `"cuda:{}".format(i)` and `"cuda:" + str(i)`.
+
+    Only whole device values are touched: a string that merely mentions CUDA (a log message, a
+    file name such as `cuda_best.pt`), a docstring or a comment is left alone.
+    """
+
+    code = "TP001"
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
+        parent = self.parent(node)
+        if isinstance(parent, cst.Expr):  # a docstring or a bare string statement
+            return
+        is_device, index = cuda_literal_index(node)
+        if is_device and self.target.device_type is None and self._is_map_location(parent):
+            index = None  # torch.load cannot map onto "cpu:0": where the device is not known, use its type
+        if is_device:
+            new = device_expression(self.target, index, like=node)
+            self.change(
+                node, lambda _: parse_expression(new), f'replace device "{string_value(node)}" with {new}', needs=new
+            )
+            return
+        value = string_value(node)
+        if value is None:
+            return
+        if value == "cuda:" and isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Add):
+            self._rewrite_prefix(node, parent, value)
+        elif FORMAT_PREFIX.fullmatch(value):
+            if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Modulo):
+                self._rewrite_prefix(node, parent, value)
+            elif isinstance(parent, cst.Attribute) and parent.attr.value == "format":
+                call = self.parent(parent)
+                if isinstance(call, cst.Call):
+                    self._rewrite_prefix(node, call, value)
+
+    def _is_map_location(self, parent: cst.CSTNode | None) -> bool:
+        return isinstance(parent, cst.Arg) and parent.keyword is not None and parent.keyword.value == "map_location"
+
+    def _rewrite_prefix(self, node: cst.SimpleString, whole: cst.CSTNode, value: str) -> None:
+        """The literal holds the "cuda:" prefix of a device built at run time."""
+        rest = value[len("cuda") :]
+        target = self.target
+        if target.device_type is not None and not target.keeps_device_index:
+            new = f'"{target.device_type}"'
+            self.change(whole, lambda _: parse_expression(new), f'replace the computed cuda device with {new}')
+            return
+        if target.device_type is None:
+            new = f'f"{{{target.device_type_expr}}}{_escape_braces(rest)}"'
+        else:
+            new = f'"{target.device_type}{rest}"'
+        self.change(node, lambda _: parse_expression(new), f'replace device prefix "cuda:" with {new}', needs=new)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:  # noqa: N802
+        parts = node.parts
+        if not (
+            len(parts) == 2
+            and isinstance(parts[0], cst.FormattedStringText)
+            and parts[0].value == "cuda:"
+            and isinstance(parts[1], cst.FormattedStringExpression)
+        ):
+            return
+        target = self.target
+        if target.device_type is not None and not target.keeps_device_index:
+            new = f'"{target.device_type}"'
+            self.change(node, lambda _: parse_expression(new), f"replace the computed cuda device with {new}")
+            return
+        if target.device_type is None:
+            head = [
+                cst.FormattedStringExpression(expression=cst.Name(target.device_type_expr)),
+                cst.FormattedStringText(":"),
+            ]
+            needs = target.device_type_expr
+        else:
+            head = [cst.FormattedStringText(f"{target.device_type}:")]
+            needs = ""
+
+        def fix(updated: cst.FormattedString) -> cst.FormattedString:
+            return updated.with_changes(parts=[*head, *updated.parts[1:]])
+
+        self.change(node, fix, f'replace device prefix "cuda:" with "{target.device_type or "{" + needs + "}"}:"', needs=needs)

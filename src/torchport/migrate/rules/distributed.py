@@ -1,0 +1,64 @@
+"""TP006-TP007: process groups and DistributedDataParallel."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchport.migrate.rules.base import Rule, call_argument, parse_expression, without_arguments
+from torchport.migrate.rules.device_exprs import string_value
+from torchport.targets.device_apis import CUDA_DIST_BACKEND
+
+DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
+
+
+class DistributedBackendRule(Rule):
+    """Replace the NCCL backend (`"nccl"` anywhere it is a whole string, `dist.Backend.NCCL`)
+    with the target's collective library: hccl, xccl, gloo, or the device's default backend."""
+
+    code = "TP006"
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
+        if string_value(node) == CUDA_DIST_BACKEND and not isinstance(self.parent(node), cst.Expr):
+            self._replace(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
+        if self.qualified_name(node) == "torch.distributed.Backend.NCCL":
+            self._replace(node)
+
+    def _replace(self, node: cst.CSTNode) -> None:
+        backend = self.target.dist_backend
+        self.change(node, lambda _: parse_expression(backend), f"replace the nccl backend with {backend}", needs=backend)
+
+
+class DdpDeviceIdsRule(Rule):
+    """`DistributedDataParallel(device_ids=..., output_device=...)`: CPU modules take neither, so
+    they are dropped on the CPU, and given only when a device exists on device-agnostic targets."""
+
+    code = "TP007"
+
+    def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
+        if self.qualified_name(node.func) not in DDP:
+            return
+        device_args = [call_argument(node, k) for k in ("device_ids", "output_device")]
+        if not any(device_args):
+            return
+        target = self.target
+        if not target.ddp_device_ids:
+            self.change(
+                node,
+                lambda updated: without_arguments(updated, {"device_ids", "output_device"}),
+                f"drop device_ids/output_device: DDP on {target.name} takes none",
+            )
+        elif target.guard:
+            guard = target.guard
+
+            def fix(updated: cst.Call) -> cst.Call:
+                args = []
+                for arg in updated.args:
+                    if arg.keyword is not None and arg.keyword.value in ("device_ids", "output_device"):
+                        value = cst.IfExp(test=parse_expression(guard), body=arg.value, orelse=cst.Name("None"))
+                        arg = arg.with_changes(value=value)
+                    args.append(arg)
+                return updated.with_changes(args=args)
+
+            self.change(node, fix, f"pass DDP device_ids/output_device only when {guard}", needs=guard)

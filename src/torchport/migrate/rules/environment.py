@@ -1,0 +1,37 @@
+"""TP008-TP009: environment variables and cuDNN flags."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchport.migrate.findings import Operation
+from torchport.migrate.rules.base import Rule
+from torchport.migrate.rules.device_exprs import quoted, string_value
+from torchport.targets.device_apis import CUDA_VISIBLE_DEVICES
+
+
+class VisibleDevicesRule(Rule):
+    """`CUDA_VISIBLE_DEVICES` becomes the target's own variable (`ASCEND_RT_VISIBLE_DEVICES`,
+    `ZE_AFFINITY_MASK`); where the target has none it is left and noted as having no effect."""
+
+    code = "TP008"
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
+        if string_value(node) != CUDA_VISIBLE_DEVICES or isinstance(self.parent(node), cst.Expr):
+            return
+        env = self.target.visible_devices_env
+        if env is None:
+            self.report(node, Operation.NOTE, f"{CUDA_VISIBLE_DEVICES} has no effect on {self.target.name}; left as is")
+            return
+        self.change(node, lambda updated: quoted(updated, env), f"replace {CUDA_VISIBLE_DEVICES} with {env}")
+
+
+class CudnnFlagRule(Rule):
+    """`torch.backends.cudnn.<flag> = ...` has no effect off CUDA: noted, left in place (harmless)."""
+
+    code = "TP009"
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:  # noqa: N802
+        api = self.qualified_name(node.target)
+        if api and api.startswith("torch.backends.cudnn."):
+            self.report(node, Operation.NOTE, f"{api} has no effect on {self.target.name}; left as is", api=api)

@@ -1,0 +1,32 @@
+"""TP011: `"cuda" if torch.cuda.is_available() else "cpu"` on the CPU."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchport.migrate.rules.base import Rule
+from torchport.migrate.rules.device_exprs import cuda_literal_index, string_value
+
+
+def _device_string(rule: Rule, node: cst.BaseExpression) -> cst.BaseExpression:
+    """The string inside `torch.device("...")`, or the node itself."""
+    if isinstance(node, cst.Call) and rule.qualified_name(node.func) == "torch.device" and len(node.args) == 1:
+        return node.args[0].value
+    return node
+
+
+class CpuFallbackRule(Rule):
+    """On a target whose device *is* the CPU, `"cuda" if torch.cuda.is_available() else "cpu"`
+    (also inside `torch.device(...)`) is just the CPU branch; say so instead of testing twice."""
+
+    code = "TP011"
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:  # noqa: N802
+        if self.target.device_type != "cpu":
+            return
+        test = node.test
+        if not (isinstance(test, cst.Call) and self.qualified_name(test.func) == "torch.cuda.is_available"):
+            return
+        body, orelse = _device_string(self, node.body), _device_string(self, node.orelse)
+        if cuda_literal_index(body)[0] and string_value(orelse) == "cpu":
+            self.change(node, lambda updated: updated.orelse, "keep only the CPU branch of the availability test")

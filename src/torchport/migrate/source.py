@@ -1,0 +1,205 @@
+"""Migrate one file's source: parse once, run every rule in one pass, apply the fixes, tidy imports."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, ImportItem, RemoveImportsVisitor
+from libcst.metadata import MetadataWrapper
+
+from torchport.migrate.findings import Finding, Operation
+from torchport.migrate.rules import RULES
+from torchport.migrate.rules.base import ApplyFixes, FileContext
+from torchport.targets import Target
+
+# A file that never spells these has nothing to migrate: it is not even parsed.
+MENTIONS_CUDA = re.compile(rb"cuda|nccl", re.IGNORECASE)
+IMPORT_CODE = "TP000"
+
+
+@dataclass
+class FileResult:
+    source: bytes  # the migrated source (the input itself when nothing changed)
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None  # why the file could not be migrated (it is then copied unchanged)
+
+    @property
+    def changed(self) -> bool:
+        return any(f.operation.is_change for f in self.findings)
+
+
+def migrate_source(source: bytes, target: Target, path: str = "<string>") -> FileResult:
+    """Migrate Python `source` (bytes, any declared encoding) to `target`."""
+    if not MENTIONS_CUDA.search(source):
+        return FileResult(source)
+    try:
+        module = cst.parse_module(source)
+    except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
+        return FileResult(source, error=_one_line(error))
+    try:
+        wrapper = MetadataWrapper(module)
+    except Exception as error:  # noqa: BLE001 (scope analysis can fail on odd code: copy as is)
+        return FileResult(source, error=f"could not analyse names: {_one_line(error)}")
+    context = FileContext(target=target, path=path)
+    wrapper.visit_batched([rule(context) for rule in RULES])
+    findings = sorted(context.findings, key=lambda f: (f.start_line, f.code))
+    if not context.fixes:
+        return FileResult(source, findings)
+    new_module = wrapper.module.visit(ApplyFixes(context.fixes))
+    if target.guard:
+        new_module = new_module.visit(MergeAdjacentGuards(target.guard))
+    new_module, import_findings = _tidy_imports(module, new_module, context)
+    findings = sorted(findings + import_findings, key=lambda f: (f.start_line, f.code))
+    try:
+        compile(new_module.code, path, "exec", dont_inherit=True)
+    except SyntaxError as error:  # a rule produced code this Python cannot run: keep the original
+        return FileResult(source, findings=[], error=f"rewrite would not compile ({error.msg}); copied unchanged")
+    return FileResult(new_module.bytes, findings)
+
+
+class MergeAdjacentGuards(cst.CSTTransformer):
+    """`if guard: a` followed by `if guard: b` becomes one `if guard:` block, as a person writes it."""
+
+    def __init__(self, guard: str) -> None:
+        super().__init__()
+        self.guard = guard
+
+    def _merge(self, body):
+        merged = []
+        for statement in body:
+            previous = merged[-1] if merged else None
+            if (
+                isinstance(statement, cst.If)
+                and isinstance(previous, cst.If)
+                and statement.orelse is None
+                and previous.orelse is None
+                and not statement.leading_lines
+                and cst.Module([]).code_for_node(statement.test) == self.guard
+                and cst.Module([]).code_for_node(previous.test) == self.guard
+            ):
+                inner = list(previous.body.body)
+                for line in statement.body.body:  # a repeated bare call (two syncs in a row) once
+                    if not (inner and inner[-1].deep_equals(line)):
+                        inner.append(line)
+                block = previous.body.with_changes(body=inner)
+                merged[-1] = previous.with_changes(body=block)
+            else:
+                merged.append(statement)
+        return merged
+
+    def leave_IndentedBlock(self, original_node, updated_node):  # noqa: N802
+        return updated_node.with_changes(body=self._merge(updated_node.body))
+
+    def leave_Module(self, original_node, updated_node):  # noqa: N802
+        return updated_node.with_changes(body=self._merge(updated_node.body))
+
+
+def _one_line(error: Exception) -> str:
+    text = str(error).strip().splitlines()
+    first = text[0] if text else type(error).__name__
+    return f"{type(error).__name__}: {first}"
+
+
+def _tidy_imports(original: cst.Module, module: cst.Module, context: FileContext) -> tuple[cst.Module, list[Finding]]:
+    findings: list[Finding] = []
+    codemod = CodemodContext()
+    cuda_imports = list(_cuda_imports(original))
+    if cuda_imports:
+        before = module.code
+        module = RemoveImportsVisitor(codemod, cuda_imports).transform_module(module)
+        if module.code != before:
+            findings.append(_import_finding(context, Operation.DELETE, "remove torch.cuda imports no longer used"))
+    target = context.target
+    wanted = sorted(name for name in context.needed_imports if not _binds(module, name))
+    if wanted:
+        module = AddImportsVisitor(codemod, [ImportItem(name) for name in wanted]).transform_module(module)
+        findings.append(_import_finding(context, Operation.INSERT, f"import what the new code uses: {', '.join(wanted)}"))
+    if target.setup_import and not _imports(module, target.setup_import):
+        module = _insert_after_torch_import(module, f"import {target.setup_import}")
+        findings.append(_import_finding(context, Operation.INSERT, f"insert import {target.setup_import}"))
+    if context.needs_preamble and target.preamble and not _has_statement(module, target.preamble):
+        module = _insert_after_imports(module, target.preamble)
+        findings.append(_import_finding(context, Operation.INSERT, f"insert {target.preamble}"))
+    return module, findings
+
+
+def _import_finding(context: FileContext, operation: Operation, message: str) -> Finding:
+    return Finding(context.path, 1, 1, IMPORT_CODE, operation, message)
+
+
+def _cuda_imports(module: cst.Module):
+    """(module, name, asname) for each top-level import that brings in torch.cuda or part of it."""
+    for line in module.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for stmt in line.body:
+            if isinstance(stmt, cst.Import):
+                for alias in stmt.names:
+                    name = cst.Module([]).code_for_node(alias.name)
+                    if name == "torch.cuda" or name.startswith("torch.cuda."):
+                        yield (name, None, alias.evaluated_alias)
+            elif isinstance(stmt, cst.ImportFrom) and stmt.module is not None and not isinstance(stmt.names, cst.ImportStar):
+                source = cst.Module([]).code_for_node(stmt.module)
+                for alias in stmt.names:
+                    name = alias.evaluated_name
+                    if source.startswith("torch.cuda") or (source == "torch" and name == "cuda"):
+                        yield (source, name, alias.evaluated_alias)
+
+
+def _top_level_import_index(module: cst.Module, predicate) -> int | None:
+    for index, line in enumerate(module.body):
+        if isinstance(line, cst.SimpleStatementLine) and any(predicate(s) for s in line.body):
+            return index
+    return None
+
+
+def _imports_torch(stmt: cst.BaseSmallStatement) -> bool:
+    if isinstance(stmt, cst.Import):
+        return any(cst.Module([]).code_for_node(a.name).split(".")[0] == "torch" for a in stmt.names)
+    if isinstance(stmt, cst.ImportFrom) and stmt.module is not None and not stmt.relative:
+        return cst.Module([]).code_for_node(stmt.module).split(".")[0] == "torch"
+    return False
+
+
+def _binds(module: cst.Module, name: str) -> bool:
+    """Whether a top-level `import name` (or `import name.sub`) binds `name`."""
+    return _top_level_import_index(
+        module,
+        lambda s: isinstance(s, cst.Import)
+        and any(a.asname is None and cst.Module([]).code_for_node(a.name).split(".")[0] == name for a in s.names),
+    ) is not None
+
+
+def _imports(module: cst.Module, name: str) -> bool:
+    return _top_level_import_index(
+        module, lambda s: isinstance(s, cst.Import) and any(cst.Module([]).code_for_node(a.name) == name for a in s.names)
+    ) is not None
+
+
+def _insert_after_torch_import(module: cst.Module, statement: str) -> cst.Module:
+    index = _top_level_import_index(module, _imports_torch)
+    if index is None:
+        return AddImportsVisitor(CodemodContext(), [ImportItem(statement.split()[-1])]).transform_module(module)
+    body = list(module.body)
+    body.insert(index + 1, cst.parse_statement(statement))
+    return module.with_changes(body=body)
+
+
+def _insert_after_imports(module: cst.Module, statement: str) -> cst.Module:
+    """Insert after the last top-level import that comes before any def, class or block."""
+    last = None
+    for index, line in enumerate(module.body):
+        if not isinstance(line, cst.SimpleStatementLine):
+            break
+        if any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in line.body):
+            last = index
+    body = list(module.body)
+    body.insert(0 if last is None else last + 1, cst.parse_statement(statement))
+    return module.with_changes(body=body)
+
+
+def _has_statement(module: cst.Module, statement: str) -> bool:
+    return any(module.code_for_node(line).strip() == statement for line in module.body)

@@ -1,0 +1,571 @@
+"""The flat-buffer engine every fused optimizer shares.
+
+For each (device, dtype) the engine owns one flat buffer of parameters, one of gradients and one
+per state key (``exp_avg``, ``momentum_buffer``, ...). Each parameter's ``.data`` and ``.grad`` are
+strided views into those buffers (their own strides are kept, so channels_last stays
+channels_last), and ``optimizer.state[p]`` holds views into the state buffers. An optimizer's math
+then runs once over a contiguous *run* of parameters instead of once per parameter.
+
+What keeps torch.optim semantics:
+
+* Every ``step()`` first checks, per parameter, that ``p.grad`` is still the engine's view. A grad
+  set to ``None`` is skipped exactly like torch.optim skips it (no state, no step counted); a grad
+  replaced by a new tensor (``zero_grad(set_to_none=True)`` followed by ``backward()``, user code,
+  a library) is copied into the buffer and re-linked. A parameter whose storage moved
+  (``model.double()``, ``load_state_dict(assign=True)``) triggers a rebuild of the buffers.
+* There is one step counter per parameter group. Each parameter only records how many group steps
+  it skipped, so ``step(p) = group_count - skipped(p)``; while nothing is skipped the counter is all
+  the bookkeeping there is. ``state_dict()`` expands it into torch.optim's per-parameter ``step``.
+* Runs are maximal sequences of parameters of one group and one bucket that have a gradient and
+  the same step, so skipped parameters and parameters at different steps are never mixed.
+
+Subclasses declare their state (``_state_spec``), how ``step`` appears in a checkpoint
+(``_step_format``) and the math for one run (``_update``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterable, Iterator
+
+import torch
+
+from .segments import Block, blocks_of
+
+# Segment offsets are rounded up to this many elements (64 bytes in fp32), so every parameter view
+# starts on an aligned address the way a fresh allocation would.
+ALIGN = 16
+# Elementwise math on CPU walks the flat buffer in pieces this long: streaming a 100 MB buffer once
+# per op through DRAM is slower than torch's per-parameter loop; pieces keep the op chain in cache.
+CPU_CHUNK = 1 << 16
+# Devices whose torch build has the ``torch._fused_*`` optimizer kernels.
+FUSED_KERNEL_DEVICES = {"cpu", "cuda", "mps", "xpu"}
+SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+
+class Segment:
+    """Where one parameter lives inside its bucket."""
+
+    __slots__ = ("param", "group", "offset", "numel", "shape", "stride", "param_view",
+                 "grad_view", "ptr", "attached", "initialized", "skipped", "index")
+
+    def __init__(self, param: torch.Tensor, group: int, offset: int):
+        self.param = param
+        self.group = group
+        self.offset = offset
+        self.numel = param.numel()
+        self.shape = tuple(param.shape)
+        self.stride = _dense_stride(param)
+        self.param_view: torch.Tensor | None = None
+        self.grad_view: torch.Tensor | None = None
+        self.ptr = 0
+        self.attached = False  # p.grad is grad_view
+        self.initialized = False  # optimizer.state[p] exists
+        self.skipped = 0  # group steps this parameter took no part in
+        self.index = 0  # position inside its bucket
+
+
+class Bucket:
+    """Flat buffers of one (device, dtype)."""
+
+    def __init__(self, device: torch.device, dtype: torch.dtype, segments: list[Segment]):
+        self.device = device
+        self.dtype = dtype
+        self.segments = segments
+        last = segments[-1]
+        self.numel = _align(last.offset + last.numel)
+        self.params = torch.zeros(self.numel, device=device, dtype=dtype)
+        self.grads = torch.zeros(self.numel, device=device, dtype=dtype)
+        self.states: dict[str, torch.Tensor] = {}
+        self.scratch: dict[str, torch.Tensor] = {}
+        self.group_ranges: dict[int, tuple[int, int]] = {}
+        for i, seg in enumerate(segments):
+            seg.index = i
+            lo, _ = self.group_ranges.get(seg.group, (i, i))
+            self.group_ranges[seg.group] = (lo, i + 1)
+        self.inactive: list[Segment] = []
+
+    def view(self, flat: torch.Tensor, seg: Segment) -> torch.Tensor:
+        return flat.as_strided(seg.shape, seg.stride, flat.storage_offset() + seg.offset)
+
+
+class Run:
+    """A contiguous range of one bucket's segments, all in one group, with grads and one step."""
+
+    def __init__(self, opt: "FlatOptimizer", bucket: Bucket, group: int, lo: int, hi: int, step: int):
+        self.opt = opt
+        self.bucket = bucket
+        self.group_index = group
+        self.lo, self.hi = lo, hi
+        self.step = step  # this run's per-parameter step, after the increment
+        segs = bucket.segments
+        self.start = segs[lo].offset
+        self.end = segs[hi - 1].offset + segs[hi - 1].numel
+        self._blocks: list[Block] | None = None
+
+    @property
+    def group(self) -> dict:
+        return self.opt.param_groups[self.group_index]
+
+    @property
+    def group_step(self) -> int:
+        return self.opt._group_steps[self.group_index]
+
+    @property
+    def segments(self) -> list[Segment]:
+        return self.bucket.segments[self.lo:self.hi]
+
+    @property
+    def numel(self) -> int:
+        return self.end - self.start
+
+    @property
+    def params(self) -> torch.Tensor:
+        return self.bucket.params[self.start:self.end]
+
+    @property
+    def grads(self) -> torch.Tensor:
+        return self.bucket.grads[self.start:self.end]
+
+    def state(self, key: str) -> torch.Tensor:
+        return self.bucket.states[key][self.start:self.end]
+
+    def scratch(self, name: str) -> torch.Tensor:
+        """A run-sized temporary, kept between steps (its content is garbage on entry)."""
+        return self.opt._scratch(self.bucket, name)[self.start:self.end]
+
+    def chunks(self) -> Iterator[slice]:
+        """Slices (relative to this run) for elementwise math: cache-sized pieces on CPU."""
+        n = self.numel
+        step = CPU_CHUNK if self.bucket.device.type == "cpu" else n
+        for a in range(0, n, max(step, 1)):
+            yield slice(a, min(a + step, n))
+
+    @property
+    def blocks(self) -> list[Block]:
+        """Consecutive same-shape segments, for per-parameter reductions."""
+        if self._blocks is None:
+            self._blocks = blocks_of(self.segments, self.start)
+        return self._blocks
+
+    def step_tensor(self) -> torch.Tensor:
+        return torch.tensor(float(self.step), dtype=torch.float32, device=self.bucket.device)
+
+    def fused_kernels(self) -> bool:
+        return self.bucket.device.type in FUSED_KERNEL_DEVICES
+
+
+class FlatOptimizer(torch.optim.Optimizer):
+    """Base class: torch.optim.Optimizer whose tensors live in flat per-(device, dtype) buffers.
+
+    Subclasses provide:
+
+    * ``_state_spec(group)``: ``{key: initial value}`` of the per-parameter state, in the order
+      torch's reference creates it;
+    * ``_step_format``: ``"tensor"`` (0-dim float32 CPU tensor, torch.optim), ``"int"`` (a Python
+      int), ``"group"`` (one ``step`` per param group, as timm's LAMB) or ``None`` (no step: SGD);
+    * ``_update(run)``: the math for one :class:`Run`.
+    """
+
+    _step_format: str | None = "tensor"
+
+    def __init__(self, params, defaults: dict):
+        self._layout_ready = False
+        self._group_steps: list[int] = []
+        super().__init__(params, defaults)
+        self._buckets: list[Bucket] = []
+        self._segments: list[Segment] = []
+        self._uniform: dict[tuple[int, int], bool] = {}
+        self._run_cache: dict[tuple[int, int], Run] = {}
+        self._build()
+
+    # --- subclass interface ------------------------------------------------------------------
+    def _state_spec(self, group: dict) -> dict[str, float]:
+        raise NotImplementedError
+
+    def _update(self, run: Run) -> None:
+        raise NotImplementedError
+
+    def _begin_step(self, runs: list[Run]) -> None:
+        """Hook before the runs are updated (e.g. LAMB's global gradient norm)."""
+
+    # --- torch.optim.Optimizer API -----------------------------------------------------------
+    def add_param_group(self, param_group: dict) -> None:
+        params = param_group["params"]
+        params = [params] if isinstance(params, torch.Tensor) else list(params)
+        for p in params:
+            _check_param(p)
+        param_group["params"] = params
+        super().add_param_group(param_group)
+        self._group_steps.append(0)
+        if self._layout_ready:
+            self._build()
+
+    @torch.no_grad()
+    def step(self, closure: Callable | None = None):
+        """Performs a single optimization step (see the class docstring for the math)."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        self._link()
+        runs = self._plan()
+        if runs:
+            self._begin_step(runs)
+            for run in runs:
+                self._update(run)
+        return loss
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Like torch.optim: ``set_to_none=True`` sets every ``.grad`` to None (the next backward
+        gets re-linked into the flat buffer at ``step()``); ``False`` zeroes the flat buffers in one
+        op per bucket."""
+        if not self._layout_ready:
+            return super().zero_grad(set_to_none)
+        for bucket in self._buckets:
+            bucket.grads.zero_()
+        for seg in self._segments:
+            p = seg.param
+            g = p.grad
+            if g is None:
+                seg.attached = False
+                continue
+            if set_to_none:
+                p.grad = None
+                seg.attached = False
+            elif g is not seg.grad_view:
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                g.zero_()
+
+    def state_dict(self) -> dict:
+        """torch.optim's layout: per-parameter state (with ``step`` where the reference has one)."""
+        self._link()
+        sd = super().state_dict()
+        seg_by_index = {}
+        index = 0
+        for group in self.param_groups:
+            for p in group["params"]:
+                seg_by_index[index] = self._seg_of[id(p)]
+                index += 1
+        state = {}
+        for key, value in sd["state"].items():
+            seg = seg_by_index[key]
+            entry = {}
+            if self._step_format in ("tensor", "int"):
+                step = self._group_steps[seg.group] - seg.skipped
+                entry["step"] = (torch.tensor(float(step), dtype=torch.float32)
+                                 if self._step_format == "tensor" else step)
+            entry.update(value)
+            state[key] = entry
+        sd["state"] = state
+        if self._step_format == "group":
+            for gi, group in enumerate(sd["param_groups"]):
+                if self._group_steps[gi] > 0:
+                    group["step"] = torch.tensor(float(self._group_steps[gi]), dtype=torch.float32)
+        return sd
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Loads a checkpoint of this class or of its reference (torch.optim / timm / BERT)."""
+        super().load_state_dict(state_dict)
+        loaded = {p: dict(s) for p, s in self.state.items()}
+        self.state.clear()
+        self._build(loaded_state=loaded)
+
+    @torch.no_grad()
+    def clip_grad_norm_fused_(self, max_norm: float, norm_type: float = 2.0,
+                              error_if_nonfinite: bool = False) -> torch.Tensor:
+        """``torch.nn.utils.clip_grad_norm_`` over every gradient of this optimizer, computed as
+        one reduction per flat buffer. Returns the total norm."""
+        max_norm = float(max_norm)
+        norm_type = float(norm_type)
+        self._link()
+        live = [b for b in self._buckets if len(b.inactive) < len(b.segments)]
+        if not live:
+            return torch.tensor(0.0)
+        device = live[0].device
+        norms = [torch.linalg.vector_norm(b.grads, norm_type).to(device) for b in live]
+        total = torch.linalg.vector_norm(torch.stack(norms), norm_type)
+        if error_if_nonfinite and torch.logical_or(total.isnan(), total.isinf()):
+            raise RuntimeError(
+                f"The total norm of order {norm_type} for gradients is non-finite, so it cannot be "
+                "clipped. To disable this error and scale the gradients by the non-finite norm "
+                "anyway, set `error_if_nonfinite=False`")
+        coef = torch.clamp(max_norm / (total + 1e-6), max=1.0)
+        for b in live:
+            b.grads.mul_(coef.to(b.device))
+        return total
+
+    # --- engine --------------------------------------------------------------------------------
+    def _scratch(self, bucket: Bucket, name: str) -> torch.Tensor:
+        buf = bucket.scratch.get(name)
+        if buf is None:
+            buf = bucket.scratch[name] = torch.empty_like(bucket.params)
+        return buf
+
+    @torch.no_grad()
+    def _build(self, loaded_state: dict | None = None) -> None:
+        """(Re)lay out every parameter into fresh flat buffers, keeping values, grads and state."""
+        old = {id(s.param): s for s in getattr(self, "_segments", [])}
+        old_state = loaded_state if loaded_state is not None else {
+            p: dict(s) for p, s in self.state.items()}
+        by_key: dict[tuple, list[Segment]] = {}
+        for gi, group in enumerate(self.param_groups):
+            params = sorted(group["params"], key=_layout_key)
+            for p in params:
+                _check_param(p)
+                seg = Segment(p, gi, 0)
+                prev = old.get(id(p))
+                if prev is not None and loaded_state is None:
+                    seg.skipped = prev.skipped
+                    seg.initialized = prev.initialized
+                by_key.setdefault((p.device, p.dtype), []).append(seg)
+        buckets = []
+        for (device, dtype), segs in by_key.items():
+            offset = 0
+            for seg in segs:
+                seg.offset = offset
+                offset = _align(offset + seg.numel)
+            buckets.append(Bucket(device, dtype, segs))
+        if loaded_state is not None:
+            self._adopt_steps(buckets, loaded_state)
+        self.state.clear()
+        for bucket in buckets:
+            self._fill_bucket(bucket, old_state)
+        self._buckets = buckets
+        self._segments = [s for b in buckets for s in b.segments]
+        self._seg_of = {id(s.param): s for s in self._segments}
+        self._uniform = {}
+        self._run_cache = {}
+        self._layout_ready = True
+
+    def _adopt_steps(self, buckets: list[Bucket], loaded: dict) -> None:
+        """Turns loaded per-parameter steps into group counters and per-parameter lags."""
+        segs = [s for b in buckets for s in b.segments]
+        for gi, group in enumerate(self.param_groups):
+            mine = [s for s in segs if s.group == gi]
+            steps = {}
+            for s in mine:
+                st = loaded.get(s.param)
+                if st:
+                    raw = st.get("step", 1)
+                    steps[id(s)] = int(raw.item() if torch.is_tensor(raw) else raw)
+            group_step = group.pop("step", None)
+            if self._step_format == "group":
+                count = int(group_step.item() if torch.is_tensor(group_step) else group_step or 0)
+            else:
+                count = max(steps.values(), default=0)
+            self._group_steps[gi] = count
+            for s in mine:
+                s.initialized = id(s) in steps
+                s.skipped = count - steps[id(s)] if s.initialized else count
+
+    def _fill_bucket(self, bucket: Bucket, old_state: dict) -> None:
+        for key in self._bucket_state_keys(bucket):
+            self._alloc_state(bucket, key)
+        for seg in bucket.segments:
+            p = seg.param
+            group = self.param_groups[seg.group]
+            view = bucket.view(bucket.params, seg)
+            view.copy_(p.detach())
+            seg.param_view = view
+            seg.grad_view = bucket.view(bucket.grads, seg)
+            g = p.grad
+            if g is not None:
+                _check_grad(p, g)
+                seg.grad_view.copy_(g)
+                p.grad = None
+            p.data = view
+            seg.ptr = p.data_ptr()
+            if g is not None:
+                p.grad = seg.grad_view
+                seg.attached = True
+            if seg.initialized:
+                st = old_state.get(p, {})
+                live = {}
+                for key, init in self._state_spec(group).items():
+                    sview = bucket.view(bucket.states[key], seg)
+                    if torch.is_tensor(st.get(key)):
+                        sview.copy_(st[key])
+                    else:
+                        sview.fill_(init)
+                    live[key] = sview
+                self.state[p] = live
+
+    def _bucket_state_keys(self, bucket: Bucket) -> dict[str, float]:
+        keys: dict[str, float] = {}
+        for gi in bucket.group_ranges:
+            keys.update(self._state_spec(self.param_groups[gi]))
+        return keys
+
+    def _alloc_state(self, bucket: Bucket, key: str) -> None:
+        """One flat buffer per state key, filled with its initial value."""
+        init = None
+        for gi in bucket.group_ranges:
+            spec = self._state_spec(self.param_groups[gi])
+            if key in spec:
+                init = spec[key]
+        bucket.states[key] = torch.full_like(bucket.params, init or 0.0)
+
+    def _link(self) -> None:
+        """Checks that every parameter and gradient still lives in the flat buffers."""
+        if not self._layout_ready:
+            self._build()
+        for bucket in self._buckets:
+            inactive = []
+            for seg in bucket.segments:
+                p = seg.param
+                if p.data_ptr() != seg.ptr and seg.numel:
+                    self._build()  # the parameter was moved (model.double(), assign=True, ...)
+                    return self._link()
+                g = p.grad
+                if g is seg.grad_view:
+                    continue
+                if g is None:
+                    if seg.attached:
+                        seg.grad_view.zero_()
+                        seg.attached = False
+                    inactive.append(seg)
+                    continue
+                _check_grad(p, g)
+                seg.grad_view.copy_(g)
+                p.grad = seg.grad_view
+                seg.attached = True
+            bucket.inactive = inactive
+
+    def _plan(self) -> list[Run]:
+        """Splits each (bucket, group) into runs, then advances the step counters."""
+        runs: list[Run] = []
+        for bucket in self._buckets:
+            for key in self._bucket_state_keys(bucket):
+                if key not in bucket.states:
+                    self._alloc_state(bucket, key)
+            inactive = {id(s) for s in bucket.inactive}
+            for gi, (lo, hi) in bucket.group_ranges.items():
+                count = self._group_steps[gi]
+                cache_key = (id(bucket), gi)
+                if not inactive and self._uniform.get(cache_key):
+                    run = self._run_cache.get(cache_key)
+                    if run is None:
+                        run = self._run_cache[cache_key] = Run(self, bucket, gi, lo, hi, 0)
+                    run.step = count + 1 - bucket.segments[lo].skipped
+                    runs.append(run)
+                    continue
+                runs.extend(self._split(bucket, gi, lo, hi, count, inactive))
+                skipped = {s.skipped for s in bucket.segments[lo:hi]}
+                self._uniform[cache_key] = len(skipped) == 1
+        for gi in range(len(self._group_steps)):
+            self._group_steps[gi] += 1
+        for run in runs:
+            if run.step == 1:
+                self._init_state(run)
+        return runs
+
+    def _split(self, bucket: Bucket, gi: int, lo: int, hi: int, count: int,
+               inactive: set) -> list[Run]:
+        runs = []
+        segs = bucket.segments
+        start = None
+        for i in range(lo, hi + 1):
+            seg = segs[i] if i < hi else None
+            if seg is not None and id(seg) in inactive:
+                seg.skipped += 1
+                seg = None
+            if start is not None and (seg is None or seg.skipped != segs[start].skipped):
+                runs.append(Run(self, bucket, gi, start, i, count + 1 - segs[start].skipped))
+                start = None
+            if seg is not None and start is None:
+                start = i
+        return runs
+
+    def _init_state(self, run: Run) -> None:
+        """First step of these parameters: their state views appear in optimizer.state."""
+        bucket = run.bucket
+        spec = self._state_spec(run.group)
+        for seg in run.segments:
+            if seg.initialized:
+                continue
+            seg.initialized = True
+            live = {}
+            for key, init in spec.items():
+                sview = bucket.view(bucket.states[key], seg)
+                sview.fill_(init)
+                live[key] = sview
+            self.state[seg.param] = live
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def _layout_key(p: torch.Tensor):
+    """Same-shape parameters side by side, so per-parameter reductions batch into blocks."""
+    return (p.numel(), tuple(p.shape), _dense_stride(p))
+
+
+def _dense_stride(p: torch.Tensor) -> tuple:
+    """The parameter's own strides if they describe a dense layout (contiguous, channels_last,
+    any permutation), else contiguous strides."""
+    order = sorted(range(p.dim()), key=lambda d: (p.stride(d), p.shape[d]))
+    expected = 1
+    dense = True
+    for d in order:
+        if p.shape[d] != 1 and p.stride(d) != expected:
+            dense = False
+            break
+        expected *= p.shape[d]
+    if dense:
+        return tuple(p.stride())
+    out, acc = [], 1
+    for size in reversed(p.shape):
+        out.append(acc)
+        acc *= size
+    return tuple(reversed(out))
+
+
+def _check_param(p) -> None:
+    if not isinstance(p, torch.Tensor):
+        raise TypeError(f"fused optimizers take tensors, got {type(p).__name__}")
+    if type(p) not in (torch.Tensor, torch.nn.Parameter):
+        raise TypeError(
+            f"fused optimizers do not support tensor subclasses ({type(p).__name__}): their storage "
+            "cannot be re-pointed into a flat buffer; use the torch.optim optimizer for these")
+    if p.layout != torch.strided:
+        raise TypeError(f"fused optimizers need dense (strided) parameters, got {p.layout}")
+    if p.dtype not in SUPPORTED_DTYPES:
+        raise TypeError(
+            f"fused optimizers support float32, float16, bfloat16 and float64 parameters, got {p.dtype}")
+
+
+def _check_grad(p: torch.Tensor, g: torch.Tensor) -> None:
+    if g.is_sparse or g.layout != torch.strided:
+        raise TypeError(
+            "fused optimizers do not support sparse gradients (e.g. nn.Embedding(sparse=True)); "
+            "use a dense embedding or torch.optim.SparseAdam for those parameters")
+    if type(g) is not torch.Tensor:
+        raise TypeError(f"fused optimizers do not support gradient subclasses ({type(g).__name__})")
+    if g.shape != p.shape:
+        raise ValueError(f"gradient shape {tuple(g.shape)} does not match parameter shape {tuple(p.shape)}")
+
+
+def scalar(value) -> float:
+    """A hyperparameter as a Python float (a 0-dim tensor lr is accepted, as torch does)."""
+    return float(value.item()) if torch.is_tensor(value) else float(value)
+
+
+def check_range(name: str, value, low: float = 0.0, high: float | None = None,
+                high_open: bool = True) -> None:
+    """ValueError naming the hyperparameter when it is out of range."""
+    v = scalar(value)
+    if math.isnan(v) or v < low or (high is not None and (v >= high if high_open else v > high)):
+        bound = f"[{low}, {high}{')' if high_open else ']'}" if high is not None else f">= {low}"
+        raise ValueError(f"Invalid {name}: {value} (must be {bound})")
+
+
+def check_betas(betas, names=("beta1", "beta2")) -> None:
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ValueError(f"betas must be a pair of floats, got {betas!r}")
+    for name, b in zip(names, betas):
+        check_range(f"{name} parameter", b, 0.0, 1.0)

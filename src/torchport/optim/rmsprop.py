@@ -1,0 +1,65 @@
+"""FusedRMSprop: the math of ``torch.optim.RMSprop`` (torch 2.13)."""
+
+from __future__ import annotations
+
+from .flat import FlatOptimizer, Run, check_range, scalar
+
+
+class FusedRMSprop(FlatOptimizer):
+    """RMSprop over flat buffers, following ``torch.optim.RMSprop`` of torch 2.13.
+
+    Defaults are torch's: ``lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+    centered=False, maximize=False``; ``square_avg`` starts at zero and ``eps`` is added after the
+    square root (compare :class:`~torchport.optim.FusedRMSpropTF`). torch has no fused RMSprop
+    kernel, so torch's single-tensor ops run over the flat buffer in cache-sized chunks. State:
+    ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered).
+    """
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
+                 centered=False, *, maximize=False):
+        check_range("learning rate", lr)
+        check_range("epsilon value", eps)
+        check_range("momentum value", momentum)
+        check_range("weight_decay value", weight_decay)
+        check_range("alpha value", alpha)
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=False, foreach=None,
+                        maximize=maximize, differentiable=False)
+        super().__init__(params, defaults)
+
+    def _state_spec(self, group):
+        spec = {"square_avg": 0.0}
+        if group["momentum"] > 0:
+            spec["momentum_buffer"] = 0.0
+        if group["centered"]:
+            spec["grad_avg"] = 0.0
+        return spec
+
+    def _update(self, run: Run) -> None:
+        group = run.group
+        lr, alpha, eps = scalar(group["lr"]), scalar(group["alpha"]), scalar(group["eps"])
+        wd, momentum = scalar(group["weight_decay"]), scalar(group["momentum"])
+        centered, maximize = group["centered"], group.get("maximize", False)
+        p, g, sq = run.params, run.grads, run.state("square_avg")
+        buf = run.state("momentum_buffer") if momentum > 0 else None
+        gavg = run.state("grad_avg") if centered else None
+        for c in run.chunks():
+            pc = p[c]
+            gc = -g[c] if maximize else g[c]
+            if wd != 0:
+                gc = gc.add(pc, alpha=wd)
+            sqc = sq[c]
+            sqc.mul_(alpha).addcmul_(gc, gc, value=1 - alpha)
+            if centered:
+                gac = gavg[c]
+                gac.lerp_(gc, 1 - alpha)
+                avg = sqc.addcmul(gac, gac, value=-1).sqrt_()
+            else:
+                avg = sqc.sqrt()
+            avg.add_(eps)
+            if buf is not None:
+                bc = buf[c]
+                bc.mul_(momentum).addcdiv_(gc, avg)
+                pc.add_(bc, alpha=-lr)
+            else:
+                pc.addcdiv_(gc, avg, value=-lr)

@@ -1,0 +1,84 @@
+"""FusedRMSpropTF: the math of timm's ``RMSpropTF`` (timm 1.0.31, ``timm/optim/rmsprop_tf.py``)."""
+
+from __future__ import annotations
+
+from .flat import FlatOptimizer, Run, check_range, scalar
+
+
+class FusedRMSpropTF(FlatOptimizer):
+    """TensorFlow-style RMSprop over flat buffers, following timm 1.0.31's ``RMSpropTF``.
+
+    Differences from torch's RMSprop, as in timm: ``square_avg`` starts at ONE, ``eps`` goes inside
+    the square root, the squared average uses TF's order of ops, and with ``lr_in_momentum`` the
+    learning rate is folded into the momentum buffer. ``decoupled_decay`` multiplies the parameter
+    by ``1 - lr * weight_decay`` (``lr**2 / initial lr`` with ``corrected_weight_decay``); torch_npu's
+    NpuFusedRMSpropTF drops the ``lr`` there, this class follows timm. Defaults are timm's:
+    ``lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0, momentum=0, centered=False,
+    decoupled_decay=False, lr_in_momentum=True``. timm's ``caution`` is not supported.
+    State: ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered).
+    """
+
+    def __init__(self, params, lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0.0, momentum=0.0,
+                 centered=False, decoupled_decay=False, corrected_weight_decay=False,
+                 lr_in_momentum=True):
+        check_range("learning rate", lr)
+        check_range("epsilon", eps)
+        check_range("momentum", momentum)
+        check_range("weight_decay", weight_decay)
+        check_range("alpha value", alpha)
+        if corrected_weight_decay and scalar(lr) <= 0:
+            raise ValueError("corrected_weight_decay needs a positive (peak) learning rate")
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, decoupled_decay=decoupled_decay,
+                        corrected_weight_decay=corrected_weight_decay,
+                        max_lr_snapshot=scalar(lr), lr_in_momentum=lr_in_momentum,
+                        caution=False, foreach=None)
+        super().__init__(params, defaults)
+
+    def _state_spec(self, group):
+        spec = {"square_avg": 1.0}
+        if group["momentum"] > 0:
+            spec["momentum_buffer"] = 0.0
+        if group["centered"]:
+            spec["grad_avg"] = 0.0
+        return spec
+
+    def _update(self, run: Run) -> None:
+        group = run.group
+        if group.get("caution"):
+            raise ValueError("FusedRMSpropTF does not implement timm's caution option")
+        lr, alpha, eps = scalar(group["lr"]), scalar(group["alpha"]), scalar(group["eps"])
+        wd, momentum = scalar(group["weight_decay"]), scalar(group["momentum"])
+        centered = group["centered"]
+        wd_scale = lr
+        if group.get("corrected_weight_decay"):
+            wd_scale = lr ** 2 / scalar(group["max_lr_snapshot"])
+        one_minus_alpha = 1.0 - alpha
+        p, g, sq = run.params, run.grads, run.state("square_avg")
+        buf = run.state("momentum_buffer") if momentum > 0 else None
+        gavg = run.state("grad_avg") if centered else None
+        for c in run.chunks():
+            pc, gc, sqc = p[c], g[c], sq[c]
+            if wd != 0:
+                if group["decoupled_decay"]:
+                    pc.mul_(1.0 - wd_scale * wd)
+                else:
+                    gc = gc.add(pc, alpha=wd)
+            sqc.add_(gc.pow(2) - sqc, alpha=one_minus_alpha)
+            if centered:
+                gac = gavg[c]
+                gac.add_(gc - gac, alpha=one_minus_alpha)
+                avg = sqc.addcmul(gac, gac, value=-1).add_(eps).sqrt_()
+            else:
+                avg = sqc.add(eps).sqrt_()
+            if buf is not None:
+                bc = buf[c]
+                bc.mul_(momentum)
+                if group["lr_in_momentum"]:
+                    bc.addcdiv_(gc, avg, value=lr)
+                    pc.sub_(bc)
+                else:
+                    bc.addcdiv_(gc, avg)
+                    pc.add_(bc, alpha=-lr)
+            else:
+                pc.addcdiv_(gc, avg, value=-lr)

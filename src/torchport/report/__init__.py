@@ -1,0 +1,1 @@
+"""Report writers every command shares: CSV in the columns Ascend's tools use, and JSON."""
