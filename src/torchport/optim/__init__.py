@@ -9,15 +9,30 @@ on, these classes follow the reference (see each class's docstring).
 Importing this package imports torch; ``import torchport`` does not.
 """
 
+from .adadelta import FusedAdadelta
 from .adam import FusedAdam, FusedAdamW
+from .adamp import FusedAdamP
+from .bert_adam import FusedBertAdam
 from .flat import FlatOptimizer
+from .lamb import FusedLamb
+from .rmsprop import FusedRMSprop
+from .rmsprop_tf import FusedRMSpropTF
 from .sgd import FusedSGD
 
+NpuFusedSGD = FusedSGD
 NpuFusedAdam = FusedAdam
 NpuFusedAdamW = FusedAdamW
-NpuFusedSGD = FusedSGD
+NpuFusedAdadelta = FusedAdadelta
+NpuFusedLamb = FusedLamb
+NpuFusedAdamP = FusedAdamP
+NpuFusedBertAdam = FusedBertAdam
+NpuFusedRMSprop = FusedRMSprop
+NpuFusedRMSpropTF = FusedRMSpropTF
 
 __all__ = [
-    "FlatOptimizer", "FusedAdam", "FusedAdamW", "FusedSGD",
-    "NpuFusedAdam", "NpuFusedAdamW", "NpuFusedSGD",
+    "FlatOptimizer",
+    "FusedSGD", "FusedAdam", "FusedAdamW", "FusedAdadelta", "FusedLamb", "FusedAdamP",
+    "FusedBertAdam", "FusedRMSprop", "FusedRMSpropTF",
+    "NpuFusedSGD", "NpuFusedAdam", "NpuFusedAdamW", "NpuFusedAdadelta", "NpuFusedLamb",
+    "NpuFusedAdamP", "NpuFusedBertAdam", "NpuFusedRMSprop", "NpuFusedRMSpropTF",
 ]

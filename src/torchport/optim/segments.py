@@ -24,6 +24,7 @@ class Block:
     numel: int
     spacing: int
     shape: tuple
+    strides: tuple
     # True when dim 0 is the outermost dimension in memory: row i of ``x.reshape(size0, -1)`` is
     # then a contiguous slice of the segment (contiguous and channels_last layouts both are).
     rows_outer: bool
@@ -42,7 +43,7 @@ class Block:
 
 
 def blocks_of(segments: Sequence, run_start: int) -> list[Block]:
-    """Groups consecutive segments with equal shape and equal spacing into blocks."""
+    """Groups consecutive segments with equal shape, strides and spacing into blocks."""
     blocks: list[Block] = []
     i = 0
     n = len(segments)
@@ -50,7 +51,7 @@ def blocks_of(segments: Sequence, run_start: int) -> list[Block]:
         first = segments[i]
         j = i + 1
         spacing = 0
-        while j < n and segments[j].shape == first.shape and _rows_outer(segments[j]) == _rows_outer(first):
+        while j < n and segments[j].shape == first.shape and segments[j].stride == first.stride:
             gap = segments[j].offset - segments[j - 1].offset
             if spacing == 0:
                 spacing = gap
@@ -60,7 +61,7 @@ def blocks_of(segments: Sequence, run_start: int) -> list[Block]:
         count = j - i
         blocks.append(Block(first.offset - run_start, count, first.numel,
                             spacing if count > 1 else max(first.numel, 1), first.shape,
-                            _rows_outer(first)))
+                            first.stride, _rows_outer(first)))
         i = j
     return blocks
 
