@@ -16,7 +16,9 @@ from torchport.migrate.rules.base import ApplyFixes, FileContext
 from torchport.targets import Target
 
 # A file that never spells these has nothing to migrate: it is not even parsed.
-MENTIONS_CUDA = re.compile(rb"cuda|nccl", re.IGNORECASE)
+MENTIONS_CUDA = re.compile(
+    rb"cuda|nccl|device_ids|\.to\(\s*\d|(?:device|map_location|output_device)\s*=\s*\d", re.IGNORECASE
+)
 IMPORT_CODE = "TP000"
 
 
@@ -89,6 +91,18 @@ class MergeAdjacentGuards(cst.CSTTransformer):
             else:
                 merged.append(statement)
         return merged
+
+    def _is_guard(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.If) and node.orelse is None and cst.Module([]).code_for_node(node.test) == self.guard
+
+    def leave_If(self, original_node, updated_node):  # noqa: N802
+        """Inside `if guard:`, a nested `if guard:` is redundant: keep its body only."""
+        if not self._is_guard(updated_node):
+            return updated_node
+        body = []
+        for statement in updated_node.body.body:
+            body.extend(statement.body.body if self._is_guard(statement) else [statement])
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
 
     def leave_IndentedBlock(self, original_node, updated_node):  # noqa: N802
         return updated_node.with_changes(body=self._merge(updated_node.body))

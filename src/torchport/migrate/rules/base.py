@@ -57,6 +57,11 @@ class Rule(cst.BatchableCSTVisitor):
     # --- reading -------------------------------------------------------------------------
     def qualified_name(self, node: cst.CSTNode) -> str | None:
         """The fully qualified name `node` refers to (`tc.synchronize` -> `torch.cuda.synchronize`)."""
+        inner = node
+        while isinstance(inner, cst.Attribute):
+            inner = inner.value
+        if not isinstance(inner, cst.Name):  # `f().x` names an attribute of a result, not an API
+            return None
         names = self.get_metadata(QualifiedNameProvider, node, set())
         torch_names = sorted(n.name for n in names if n.name.startswith("torch"))
         return torch_names[0] if torch_names else None
@@ -109,10 +114,26 @@ class ApplyFixes(cst.CSTTransformer):
                 return result
         return super().on_leave(original_node, result)
 
+    def leave_If(self, original_node, updated_node):  # noqa: N802 (libcst API)
+        """`if torch.cuda.is_available(): <only no-ops>` is dropped whole once its body is gone."""
+        emptied = _only_pass(updated_node.body) and not _only_pass(original_node.body)
+        test = updated_node.test
+        probe = isinstance(test, cst.Call) and not test.args and cst.Module([]).code_for_node(test.func).endswith("is_available")
+        if emptied and probe and updated_node.orelse is None:
+            return cst.RemoveFromParent()
+        return updated_node
+
     def leave_IndentedBlock(self, original_node, updated_node):  # noqa: N802 (libcst API)
         if not updated_node.body:
             return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         return updated_node
+
+
+def _only_pass(block: cst.BaseSuite) -> bool:
+    body = block.body
+    if isinstance(block, cst.SimpleStatementSuite):
+        return all(isinstance(s, cst.Pass) for s in body)
+    return all(isinstance(line, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in line.body) for line in body)
 
 
 def parse_expression(source: str) -> cst.BaseExpression:

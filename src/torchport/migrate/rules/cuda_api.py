@@ -39,8 +39,13 @@ def in_import(rule: Rule, node: cst.CSTNode) -> bool:
 
 
 def outermost_name(rule: Rule, node: cst.CSTNode) -> bool:
+    """`node` is a whole dotted name (`a.b.c`): not part of a longer one, not an attribute of a call."""
     parent = rule.parent(node)
-    return not (isinstance(parent, cst.Attribute) and parent.value is node)
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        return False
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 class CudaApiRule(Rule):
@@ -93,7 +98,7 @@ class CudaApiRule(Rule):
             self.change(line, lambda _: cst.RemoveFromParent(), verdict.describe(), operation=Operation.DELETE, api=verdict.api)
             return
         value = verdict.value if verdict.value is not None else "None"
-        self.change(call, lambda _: parse_expression(value), verdict.describe(), api=verdict.api)
+        self.change(call, lambda _: parse_expression(value), verdict.describe(), api=verdict.api, needs=value)
 
     def _redirect_call(self, call: cst.Call, verdict: Verdict) -> None:
         replacement = parse_expression(verdict.replacement)

@@ -21,7 +21,7 @@ class CudaMethodRule(Rule):
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
             return
-        if self.qualified_name(func) is not None:  # torch.cuda itself, not a method
+        if self.qualified_name(func) == "torch.cuda":  # the module itself, not a method
             return
         index = call_argument(node, "device", position=0)
         target = self.target

@@ -32,13 +32,15 @@ class DeviceIndexRule(Rule):
             if arg.keyword is None:
                 continue
             if arg.keyword.value in DEVICE_KEYWORDS:
-                self._rewrite_index(arg.value)
+                # torch.load cannot map onto "cpu:0": where the device is not known, use its type
+                keep_index = not (arg.keyword.value == "map_location" and self.target.device_type is None)
+                self._rewrite_index(arg.value, keep_index)
             elif arg.keyword.value in DEVICE_LIST_KEYWORDS and isinstance(arg.value, (cst.List, cst.Tuple)):
                 for element in arg.value.elements:
                     self._rewrite_index(element.value)
 
-    def _rewrite_index(self, value: cst.BaseExpression) -> None:
+    def _rewrite_index(self, value: cst.BaseExpression, keep_index: bool = True) -> None:
         if not isinstance(value, cst.Integer):
             return
-        new = device_expression(self.target, value.value)
+        new = device_expression(self.target, value.value if keep_index else None)
         self.change(value, lambda _: parse_expression(new), f"replace device index {value.value} with {new}", needs=new)

@@ -35,6 +35,7 @@ class DeviceLiteralRule(Rule):
         if is_device and self.target.device_type is None and self._is_map_location(parent):
             index = None  # torch.load cannot map onto "cpu:0": where the device is not known, use its type
         if is_device:
+            self._drop_device_index_argument(parent)
             new = device_expression(self.target, index, like=node)
             self.change(
                 node, lambda _: parse_expression(new), f'replace device "{string_value(node)}" with {new}', needs=new
@@ -52,6 +53,21 @@ class DeviceLiteralRule(Rule):
                 call = self.parent(parent)
                 if isinstance(call, cst.Call):
                     self._rewrite_prefix(node, call, value)
+
+    def _drop_device_index_argument(self, parent: cst.CSTNode | None) -> None:
+        """`torch.device("cuda", i)` on a target without device indices: `torch.device("cpu")`."""
+        if self.target.keeps_device_index or not isinstance(parent, cst.Arg):
+            return
+        call = self.parent(parent)
+        if not (isinstance(call, cst.Call) and call.args and call.args[0] is parent and len(call.args) == 2):
+            return
+        if self.qualified_name(call.func) != "torch.device":
+            return
+
+        def fix(updated: cst.Call) -> cst.Call:
+            return updated.with_changes(args=[updated.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+
+        self.change(call, fix, f"drop the device index: {self.target.name} has one device")
 
     def _is_map_location(self, parent: cst.CSTNode | None) -> bool:
         return isinstance(parent, cst.Arg) and parent.keyword is not None and parent.keyword.value == "map_location"

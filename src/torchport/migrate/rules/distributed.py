@@ -39,10 +39,11 @@ class DdpDeviceIdsRule(Rule):
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         if self.qualified_name(node.func) not in DDP:
             return
-        device_args = [call_argument(node, k) for k in ("device_ids", "output_device")]
-        if not any(device_args):
-            return
         target = self.target
+        device_args = [call_argument(node, k) for k in ("device_ids", "output_device")]
+        device_args = [a for a in device_args if a is not None and not self._already_guarded(a.value)]
+        if not device_args:
+            return
         if not target.ddp_device_ids:
             self.change(
                 node,
@@ -55,10 +56,14 @@ class DdpDeviceIdsRule(Rule):
             def fix(updated: cst.Call) -> cst.Call:
                 args = []
                 for arg in updated.args:
-                    if arg.keyword is not None and arg.keyword.value in ("device_ids", "output_device"):
+                    if arg.keyword is not None and arg.keyword.value in ("device_ids", "output_device") and not self._already_guarded(arg.value):
                         value = cst.IfExp(test=parse_expression(guard), body=arg.value, orelse=cst.Name("None"))
                         arg = arg.with_changes(value=value)
                     args.append(arg)
                 return updated.with_changes(args=args)
 
             self.change(node, fix, f"pass DDP device_ids/output_device only when {guard}", needs=guard)
+
+    def _already_guarded(self, value: cst.BaseExpression) -> bool:
+        guard = self.target.guard
+        return guard is not None and isinstance(value, cst.IfExp) and cst.Module([]).code_for_node(value.test) == guard

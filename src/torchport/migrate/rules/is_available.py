@@ -16,17 +16,21 @@ def _device_string(rule: Rule, node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 class CpuFallbackRule(Rule):
-    """On a target whose device *is* the CPU, `"cuda" if torch.cuda.is_available() else "cpu"`
-    (also inside `torch.device(...)`) is just the CPU branch; say so instead of testing twice."""
+    """`"cuda" if torch.cuda.is_available() else "cpu"` (also inside `torch.device(...)`) where the
+    answer is known: the CPU branch on the CPU target; on the device-agnostic target the device
+    type already falls back to the CPU, so the test would be made twice."""
 
     code = "TP011"
 
     def visit_IfExp(self, node: cst.IfExp) -> None:  # noqa: N802
-        if self.target.device_type != "cpu":
+        if self.target.device_type not in ("cpu", None):
             return
         test = node.test
         if not (isinstance(test, cst.Call) and self.qualified_name(test.func) == "torch.cuda.is_available"):
             return
         body, orelse = _device_string(self, node.body), _device_string(self, node.orelse)
         if cuda_literal_index(body)[0] and string_value(orelse) == "cpu":
-            self.change(node, lambda updated: updated.orelse, "keep only the CPU branch of the availability test")
+            if self.target.device_type == "cpu":
+                self.change(node, lambda updated: updated.orelse, "keep only the CPU branch of the availability test")
+            else:
+                self.change(node, lambda updated: updated.body, "the device type already falls back to the CPU")

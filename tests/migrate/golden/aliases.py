@@ -1,0 +1,12 @@
+import torch
+import torch.cuda as tc
+from torch import cuda
+from torch.cuda import amp
+import torch.backends.cudnn as cudnn
+
+cudnn.benchmark = True
+tc.synchronize()
+n = cuda.device_count()
+scaler = amp.GradScaler()
+with amp.autocast():
+    pass

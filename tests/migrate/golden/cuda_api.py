@@ -1,0 +1,10 @@
+import torch
+
+torch.cuda.manual_seed_all(0)
+if torch.cuda.is_available():
+    torch.cuda.synchronize()
+torch.cuda.empty_cache()
+n = torch.cuda.device_count()
+peak = torch.cuda.max_memory_allocated() / 2**20
+name = torch.cuda.get_device_name(0)
+props = torch.cuda.get_device_properties(0)

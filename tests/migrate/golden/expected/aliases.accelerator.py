@@ -1,0 +1,11 @@
+import torch
+import torch.backends.cudnn as cudnn
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+
+cudnn.benchmark = True
+if torch.accelerator.is_available():
+    torch.accelerator.synchronize()
+n = torch.accelerator.device_count()
+scaler = torch.amp.GradScaler(DEVICE_TYPE)
+with torch.amp.autocast(DEVICE_TYPE):
+    pass

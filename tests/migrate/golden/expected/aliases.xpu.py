@@ -1,0 +1,9 @@
+import torch
+import torch.backends.cudnn as cudnn
+
+cudnn.benchmark = True
+torch.xpu.synchronize()
+n = torch.xpu.device_count()
+scaler = torch.amp.GradScaler("xpu")
+with torch.amp.autocast("xpu"):
+    pass

@@ -1,0 +1,20 @@
+import torch
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+
+
+@torch.amp.custom_fwd(device_type=DEVICE_TYPE)
+def forward(ctx, x):
+    return x
+
+
+@torch.amp.custom_fwd(cast_inputs=torch.float32, device_type=DEVICE_TYPE)
+def forward32(ctx, x):
+    return x
+
+
+scaler = torch.amp.GradScaler(DEVICE_TYPE, init_scale=1024)
+with torch.amp.autocast(DEVICE_TYPE, dtype=torch.float16 if DEVICE_TYPE != "cpu" else torch.bfloat16):
+    pass
+with torch.autocast(DEVICE_TYPE, dtype=torch.float16 if DEVICE_TYPE != "cpu" else torch.bfloat16):
+    pass
+scaler2 = torch.amp.GradScaler(DEVICE_TYPE)

@@ -1,0 +1,19 @@
+import torch
+
+
+@torch.amp.custom_fwd(device_type="xpu")
+def forward(ctx, x):
+    return x
+
+
+@torch.amp.custom_fwd(cast_inputs=torch.float32, device_type="xpu")
+def forward32(ctx, x):
+    return x
+
+
+scaler = torch.amp.GradScaler("xpu", init_scale=1024)
+with torch.amp.autocast("xpu", dtype=torch.float16):
+    pass
+with torch.autocast("xpu", dtype=torch.float16):
+    pass
+scaler2 = torch.amp.GradScaler("xpu")

@@ -1,0 +1,11 @@
+import torch
+import torch_npu
+
+torch.npu.manual_seed_all(0)
+if torch.npu.is_available():
+    torch.npu.synchronize()
+torch.npu.empty_cache()
+n = torch.npu.device_count()
+peak = torch.npu.max_memory_allocated() / 2**20
+name = torch.npu.get_device_name(0)
+props = torch.npu.get_device_properties(0)

@@ -1,0 +1,10 @@
+import torch
+
+torch.xpu.manual_seed_all(0)
+if torch.xpu.is_available():
+    torch.xpu.synchronize()
+torch.xpu.empty_cache()
+n = torch.xpu.device_count()
+peak = torch.xpu.max_memory_allocated() / 2**20
+name = torch.xpu.get_device_name(0)
+props = torch.xpu.get_device_properties(0)

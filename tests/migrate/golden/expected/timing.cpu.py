@@ -1,0 +1,9 @@
+import torch
+import time
+
+
+def timed(step):
+    start = time.perf_counter()
+    step()
+    end = time.perf_counter()
+    return (end - start) * 1000
