@@ -16,7 +16,6 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PIP) install $(TORCH)
 	$(PIP) install -e '.[test]'
 	$(PIP) install --no-deps $(REFS)
-	$(PIP) install tqdm regex requests
 	touch $@
 
 venv: $(VENV)/.installed

@@ -68,7 +68,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def rule_names() -> dict[str, str]:
-    names = {rule.code: (rule.__doc__ or rule.__name__).strip().splitlines()[0] for rule in RULES}
+    names = {rule.code: rule.title for rule in RULES}
     names[IMPORT_CODE] = "imports the migrated code needs"
     return names
 

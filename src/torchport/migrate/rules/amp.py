@@ -22,6 +22,7 @@ class AmpRule(Rule):
     """
 
     code = "TP005"
+    title = "automatic mixed precision"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
         self._visit_reference(node)

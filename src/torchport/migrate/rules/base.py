@@ -47,6 +47,7 @@ class Rule(cst.BatchableCSTVisitor):
     """A rewrite rule. Subclasses set `code` and write their docstring as the rule's description."""
 
     code: ClassVar[str] = ""
+    title: ClassVar[str] = ""  # a few words for the terminal summary
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
 
     def __init__(self, context: FileContext) -> None:

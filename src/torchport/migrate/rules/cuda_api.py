@@ -58,6 +58,7 @@ class CudaApiRule(Rule):
     """
 
     code = "TP004"
+    title = "torch.cuda APIs"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
         self._visit_reference(node)

@@ -16,6 +16,7 @@ class CudaMethodRule(Rule):
     """
 
     code = "TP003"
+    title = ".cuda() calls"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         func = node.func

@@ -17,6 +17,7 @@ class DeviceIndexRule(Rule):
     """
 
     code = "TP002"
+    title = "device indices"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         func = node.func

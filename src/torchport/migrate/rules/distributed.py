@@ -16,6 +16,7 @@ class DistributedBackendRule(Rule):
     with the target's collective library: hccl, xccl, gloo, or the device's default backend."""
 
     code = "TP006"
+    title = "nccl backend"
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
         if string_value(node) == CUDA_DIST_BACKEND and not isinstance(self.parent(node), cst.Expr):
@@ -35,6 +36,7 @@ class DdpDeviceIdsRule(Rule):
     they are dropped on the CPU, and given only when a device exists on device-agnostic targets."""
 
     code = "TP007"
+    title = "DDP device_ids"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         if self.qualified_name(node.func) not in DDP:

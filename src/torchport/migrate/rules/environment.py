@@ -15,6 +15,7 @@ class VisibleDevicesRule(Rule):
     `ZE_AFFINITY_MASK`); where the target has none it is left and noted as having no effect."""
 
     code = "TP008"
+    title = "CUDA_VISIBLE_DEVICES"
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
         if string_value(node) != CUDA_VISIBLE_DEVICES or isinstance(self.parent(node), cst.Expr):
@@ -30,6 +31,7 @@ class CudnnFlagRule(Rule):
     """`torch.backends.cudnn.<flag> = ...` has no effect off CUDA: noted, left in place (harmless)."""
 
     code = "TP009"
+    title = "cuDNN flags (noted)"
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:  # noqa: N802
         api = self.qualified_name(node.target)

@@ -24,6 +24,7 @@ class HostTimingRule(Rule):
     """
 
     code = "TP010"
+    title = "CUDA events timed with the host clock"
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, ScopeProvider)
 
     def visit_Assign(self, node: cst.Assign) -> None:  # noqa: N802
