@@ -1,0 +1,55 @@
+"""Run-time migration: patch torch so that an unmodified CUDA script runs on another target.
+
+    from torchport import runtime
+    runtime.apply("cpu", log="torchport_run.log")   # or: import torchport.auto / torchport run
+    ...                                               # CUDA code runs on the CPU
+    runtime.undo()                                    # torch is exactly as it was
+
+Every patch is derived from the verdicts in `torchport.targets` (the same ones `torchport migrate`
+applies to source), every redirected call site is logged once, and `undo()` puts back every
+original object. Importing this package does not import torch.
+"""
+
+from __future__ import annotations
+
+from torchport.runtime.choose import TargetError
+
+__all__ = ["TargetError", "UnsupportedOnTarget", "active", "apply", "undo"]
+
+_active = None  # the Session in force, if any
+
+
+class UnsupportedOnTarget(RuntimeError):
+    """A CUDA API the target cannot honour: raised at the call, naming the API and the target."""
+
+
+def apply(target: str = "auto", log: str | None = "torchport_run.log", honest_to=None):
+    """Patch torch for `target` ("auto", "cpu", "npu", ...) and return the Session.
+
+    `log` is the call-site log file (None: no file); `honest_to` is the packages that see the real
+    `torch.cuda` (default: `callers.HONEST_BY_DEFAULT`). Applying the same target again is a no-op;
+    another target first undoes the current one.
+    """
+    global _active
+    from torchport.runtime.session import Session
+
+    if _active is not None:
+        if _active.matches(target, log, honest_to):
+            return _active
+        undo()
+    session = Session.start(target, log, honest_to)
+    _active = session
+    return session
+
+
+def undo() -> None:
+    """Restore every patched attribute to its original object and close the log (with its summary)."""
+    global _active
+    session, _active = _active, None
+    if session is not None:
+        session.stop()
+
+
+def active():
+    """The Session in force, or None."""
+    return _active

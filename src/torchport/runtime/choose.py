@@ -1,0 +1,70 @@
+"""Which target to run on, what device type it means here, and the target's source expressions.
+
+Targets describe some facts as source expressions (e.g. the accelerator target's DEVICE_TYPE, the
+distributed backend); at run time they are evaluated once, against the device type resolved here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+AUTO_ORDER = ("npu", "xpu", "mps")  # `--target auto`: the first available of these, else cpu
+
+
+class TargetError(ValueError):
+    """The requested target is unknown or not available on this machine (one line)."""
+
+
+def resolve(name: str):
+    """(Target, device type) for `name`; "auto" picks the first available device target, else cpu."""
+    from torchport import targets
+
+    if name == "auto":
+        for candidate in AUTO_ORDER:
+            if unavailable_reason(targets.get(candidate)) is None:
+                return resolve(candidate)
+        return resolve("cpu")
+    try:
+        target = targets.get(name)
+    except ValueError as error:
+        raise TargetError(str(error)) from None
+    reason = unavailable_reason(target)
+    if reason is not None:
+        raise TargetError(f"target {name} is not available here: {reason}")
+    return target, device_type_of(target)
+
+
+def unavailable_reason(target) -> str | None:
+    """Why `target` cannot run on this machine, or None when it can."""
+    import torch
+
+    if target.setup_import:
+        if importlib.util.find_spec(target.setup_import) is None:
+            return f"{target.setup_import} is not installed"
+        importlib.import_module(target.setup_import)
+    device_type = target.device_type
+    if device_type in (None, "cpu"):
+        return None
+    module = getattr(torch, device_type, None)
+    if module is None or not module.is_available():
+        return f"torch.{device_type}.is_available() is False"
+    return None
+
+
+def device_type_of(target) -> str:
+    """The device type the target means on this machine (the accelerator target decides here)."""
+    import torch
+
+    if target.device_type is not None:
+        return target.device_type
+    if torch.accelerator.is_available():
+        return torch.accelerator.current_accelerator().type
+    return "cpu"
+
+
+def evaluate(expression: str, device_type: str):
+    """Evaluate one of the target's source expressions (dist_backend, guard, ...) here and now."""
+    import torch
+
+    return eval(compile(expression, "<torchport target>", "eval"), {"torch": torch, "DEVICE_TYPE": device_type})

@@ -1,0 +1,83 @@
+"""What a CUDA device value becomes on the target: "cuda", "cuda:1", 1, torch.device("cuda", 1).
+
+Only whole CUDA device values are rewritten, never substrings (Ascend's transfer_to_npu replaced
+"cuda" inside any string argument, so `torch.load("ckpt/cuda_best.pt")` opened the wrong file).
+The index is kept where the target keeps it (`target.keeps_device_index`) and dropped on the CPU,
+which has one device.
+"""
+
+from __future__ import annotations
+
+from torchport.targets.verdict import Kind, Verdict
+
+_UNCHANGED = object()
+
+
+def cuda_index(value) -> tuple[bool, int | None]:
+    """(is a CUDA device value, its index or None) for a str, int or torch.device-like value."""
+    kind = type(value)
+    if kind is str:
+        if value == "cuda":
+            return True, None
+        if value.startswith("cuda:") and value[5:].isdigit():
+            return True, int(value[5:])
+        return False, None
+    if kind is int:  # bools are not device indices
+        return (value >= 0), value
+    device_type = getattr(value, "type", None)
+    if device_type == "cuda" and hasattr(value, "index"):
+        return True, value.index
+    return False, None
+
+
+class DeviceMapper:
+    """Maps CUDA device values to the target's, keeping the value's kind (str, int, torch.device)."""
+
+    def __init__(self, device_type: str, keeps_index: bool, real_device: type) -> None:
+        self.device_type = device_type
+        self.keeps_index = keeps_index and device_type != "cpu"
+        self.real_device = real_device  # the original torch.device class, never the proxy
+        self.kinds = frozenset({str, int, real_device})  # types worth looking at
+        self._cache: dict = {}
+
+    def spelling(self, index: int | None) -> str:
+        """The target's device string for CUDA device `index` (None: the current device)."""
+        if index is None or not self.keeps_index:
+            return self.device_type
+        return f"{self.device_type}:{index}"
+
+    def map(self, value):
+        """The target's form of `value`, or None when `value` is not a CUDA device."""
+        kind = type(value)
+        if kind not in self.kinds:
+            return None
+        key = (kind, value)
+        found = self._cache.get(key)
+        if found is None:
+            is_cuda, index = cuda_index(value)
+            if not is_cuda:
+                found = _UNCHANGED
+            elif kind is self.real_device:
+                found = self.real_device(self.spelling(index))
+            else:
+                found = self.spelling(index)
+            if len(self._cache) < 4096:
+                self._cache[key] = found
+        return None if found is _UNCHANGED else found
+
+    def current(self):
+        """The target device that `x.cuda()` (no index) means."""
+        return self.real_device(self.device_type)
+
+    def verdict(self, api: str, before, after, note: str = "", keyword: str | None = None) -> Verdict:
+        """The log's verdict for one device conversion: `torch.zeros(device='cuda:1') -> ...`."""
+        dropped = cuda_index(before)[1] is not None and ":" not in str(after)
+        kind = Kind.ADAPTED if dropped else Kind.SAME
+        if dropped and not note:
+            note = f"the device index is dropped: one {self.device_type} device"
+        prefix = f"{keyword}=" if keyword else ""
+        return Verdict(f"{api}({prefix}{_show(before)})", kind, f"{api}({prefix}{_show(after)})", note)
+
+
+def _show(value) -> str:
+    return repr(str(value)) if type(value).__name__ == "device" else repr(value)

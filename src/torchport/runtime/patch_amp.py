@@ -1,0 +1,109 @@
+"""`torch.autocast("cuda")`, `torch.amp.GradScaler("cuda")` (whose default device is "cuda"),
+`torch.amp.custom_fwd/custom_bwd(device_type="cuda")` and the autocast state queries.
+
+The device type becomes the target's; autocast's float16 becomes what the target says
+(`float16_autocast`: bfloat16 on the CPU, where float16 autocast is very slow).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from torchport.targets.verdict import Kind, Verdict
+
+
+def install(session) -> None:
+    import torch
+    import torch.amp.autocast_mode as autocast_mode
+
+    _patch_autocast(session, torch.amp.autocast)
+    _patch_grad_scaler(session, torch.amp.GradScaler)
+    for name in ("custom_fwd", "custom_bwd"):
+        original = getattr(autocast_mode, name)
+        session.book.replace_everywhere((torch.amp, autocast_mode), name, original,
+                                        _device_type_keyword(session, f"torch.amp.{name}", original))
+    for name in ("is_autocast_enabled", "get_autocast_dtype"):
+        original = getattr(torch, name)
+        session.book.replace(torch, name, _device_type_first(session, f"torch.{name}", original))
+
+
+def _patch_autocast(session, autocast) -> None:
+    original = autocast.__dict__["__init__"]
+    target_type, log = session.device_type, session.log
+    verdicts = {}
+
+    def verdict(dtype, new_dtype):
+        key = (dtype, new_dtype)
+        if key not in verdicts:
+            note = "" if dtype is new_dtype else f"{_name(dtype)} becomes {_name(new_dtype)} on {target_type}"
+            kind = Kind.SAME if not note else Kind.ADAPTED
+            verdicts[key] = Verdict("torch.autocast('cuda')", kind, f"torch.autocast({target_type!r})", note)
+        return verdicts[key]
+
+    @functools.wraps(original)
+    def __init__(self, device_type, *args, **kwargs):
+        if device_type == "cuda":
+            if args:
+                dtype = args[0]
+                new_dtype = session.autocast_dtype(dtype)
+                args = (new_dtype, *args[1:])
+            else:
+                dtype = kwargs.get("dtype")
+                new_dtype = kwargs["dtype"] = session.autocast_dtype(dtype)
+            log.note(verdict(dtype, new_dtype))
+            device_type = target_type
+        original(self, device_type, *args, **kwargs)
+
+    session.book.replace(autocast, "__init__", __init__)
+
+
+def _patch_grad_scaler(session, scaler) -> None:
+    original = scaler.__dict__["__init__"]
+    device_type = session.device_type
+    moved = Verdict("torch.amp.GradScaler('cuda')", Kind.SAME, f"torch.amp.GradScaler({device_type!r})")
+
+    @functools.wraps(original)
+    def __init__(self, device="cuda", *args, **kwargs):
+        if device == "cuda":
+            session.log.note(moved)
+            device = device_type
+        original(self, device, *args, **kwargs)
+
+    session.book.replace(scaler, "__init__", __init__)
+
+
+def _device_type_keyword(session, api: str, original):
+    """custom_fwd/custom_bwd(device_type="cuda")."""
+    device_type = session.device_type
+    moved = Verdict(f"{api}(device_type='cuda')", Kind.SAME, f"{api}(device_type={device_type!r})")
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        if kwargs.get("device_type") == "cuda":
+            session.log.note(moved)
+            kwargs["device_type"] = device_type
+        return original(*args, **kwargs)
+
+    return wrapper
+
+
+def _device_type_first(session, api: str, original):
+    """torch.is_autocast_enabled("cuda") and friends: the device type is the first argument."""
+    device_type = session.device_type
+    moved = Verdict(f"{api}('cuda')", Kind.SAME, f"{api}({device_type!r})")
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        if args and args[0] == "cuda":
+            session.log.note(moved)
+            args = (device_type, *args[1:])
+        elif kwargs.get("device_type") == "cuda":
+            session.log.note(moved)
+            kwargs["device_type"] = device_type
+        return original(*args, **kwargs)
+
+    return wrapper
+
+
+def _name(dtype) -> str:
+    return str(dtype)

@@ -1,0 +1,193 @@
+"""The `torch.cuda` and `torch.cuda.amp` APIs, each replaced according to its verdict.
+
+For every API in `targets.surface.cuda_apis()` the target's verdict decides the replacement:
+  same / adapted  call the replacement (with no arguments where the verdict drops them; where the
+                  verdict has a guard that is false here, return the verdict's value instead)
+  no-op           return the verdict's value (or None)
+  unsupported     raise UnsupportedOnTarget naming the API and the target
+Submodules, module objects and plain values (`torch.cuda.has_magma`) are left alone: a module
+attribute read cannot be intercepted cheaply; their functions are patched where they are used.
+
+Callers in the "honest" packages (torch itself, accelerate, transformers, triton, ...) get the
+original function: they probe the hardware and must see the truth.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib
+import inspect
+import sys
+import types
+
+from torchport.runtime.callers import top_package
+from torchport.runtime.hosttime import HostEvent
+from torchport.runtime.proxies import class_proxy
+from torchport.targets.surface import cuda_apis
+from torchport.targets.verdict import Kind, Verdict
+
+_PROBES = ("is_available", "device_count")  # answered for the script, truthfully for libraries
+
+
+def install(session) -> None:
+    import torch.cuda.amp  # noqa: F401  (makes the submodule importable below)
+
+    for api in cuda_apis():
+        module_name, name = api.rsplit(".", 1)
+        owner = importlib.import_module(module_name)
+        original = getattr(owner, name, None)
+        if original is None or isinstance(original, types.ModuleType) or not callable(original):
+            continue
+        verdict, act, also = _action(session, api, name, original)
+        if isinstance(original, type):
+            replacement = class_proxy(original, _guarded(session, verdict, original, act), also)
+        else:
+            replacement = functools.wraps(original)(_guarded(session, verdict, original, act))
+        session.book.replace(owner, name, replacement)
+        submodules = [m for n, m in list(sys.modules.items()) if n.startswith(module_name + ".") and m]
+        session.book.replace_everywhere(submodules, name, original, replacement)
+
+
+def _guarded(session, verdict, original, act):
+    """The replacement: honest callers get `original`, the script gets `act` (and a log line)."""
+    honest, note = session.honest, session.log.note
+
+    def replacement(*args, **kwargs):
+        frame = sys._getframe(1)
+        while top_package(frame) == "torchport":  # through our own proxy's __call__
+            frame = frame.f_back
+        if top_package(frame) in honest:
+            return original(*args, **kwargs)
+        note(verdict, 1)
+        return act(*args, **kwargs)
+
+    return replacement
+
+
+def _action(session, api: str, name: str, original):
+    """(verdict to log, what the script's call does, extra classes for isinstance)."""
+    target = session.target
+    verdict = target.verdict(api)
+    amp = api.startswith("torch.cuda.amp.")
+    if not amp and name == "is_available":
+        return _available_verdict(session, api), lambda: True, ()
+    if not amp and name == "Event" and target.host_timing:
+        return verdict, _host_event_class(session), (HostEvent,)
+    if amp and verdict.replacement and verdict.replacement.startswith("torch.amp."):
+        return verdict, _amp_action(session, name, original), ()
+    if verdict.kind is Kind.UNSUPPORTED:
+        return verdict, _raiser(session, verdict), ()
+    if verdict.kind is Kind.NOOP or verdict.replacement is None:
+        return verdict, _returner(session, verdict.value), ()
+    if verdict.guard and not session.evaluate(verdict.guard):
+        shown = verdict.value if verdict.value is not None else "None"
+        skipped = Verdict(verdict.api, verdict.kind, verdict.replacement,
+                          f"{verdict.note}; false here, so it returns {shown}", verdict.value)
+        return skipped, _returner(session, verdict.value), ()
+    replacement = _resolve(verdict.replacement)
+    if replacement is None:
+        missing = Verdict(api, Kind.UNSUPPORTED, None, f"{verdict.replacement} does not exist in this torch")
+        return missing, _raiser(session, missing), ()
+    act = (lambda *args, **kwargs: replacement()) if verdict.drop_args else replacement
+    if name == "device_count":
+        act = _at_least_one(act)
+    also = (replacement,) if isinstance(replacement, type) else ()
+    return verdict, act, also
+
+
+def _available_verdict(session, api: str) -> Verdict:
+    named = [p for p in ("accelerate", "transformers", "triton") if p in session.honest]
+    named = named or sorted(session.honest)[:3]
+    return Verdict(
+        api, Kind.ADAPTED, None,
+        f"the script runs on {session.device_type}; hardware probes in "
+        f"{', '.join(named)}{', ...' if len(session.honest) > len(named) else ''} see the real answer",
+        "True",
+    )
+
+
+def _at_least_one(count):
+    """The script was told a device is available, so it is told of at least one."""
+    def device_count(*args, **kwargs):
+        return max(1, count(*args, **kwargs))
+    return device_count
+
+
+def _host_event_class(session):
+    sync = None
+    if session.device_type != "cpu":
+        import torch
+
+        sync = getattr(torch, session.device_type).synchronize
+    return type("Event", (HostEvent,), {"synchronize_device": staticmethod(sync) if sync else None})
+
+
+def _amp_action(session, name: str, original):
+    """torch.cuda.amp.X -> torch.amp.X on the target's device type."""
+    import torch
+
+    device_type = session.device_type
+    if name == "GradScaler":
+        real = torch.amp.GradScaler
+        return lambda *args, **kwargs: real(device_type, *args, **kwargs)
+    if name == "autocast":
+        real = torch.amp.autocast
+        signature = inspect.signature(original.__init__)
+
+        def autocast(*args, **kwargs):
+            bound = signature.bind(None, *args, **kwargs)
+            bound.apply_defaults()
+            options = dict(bound.arguments)
+            options.pop(next(iter(signature.parameters)))  # self
+            options["dtype"] = session.autocast_dtype(options.get("dtype"))
+            return real(device_type, **options)
+
+        return autocast
+    real = getattr(torch.amp, name)  # custom_fwd, custom_bwd
+
+    def decorator(function=None, **kwargs):
+        return real(function, device_type=device_type, **kwargs)
+
+    return decorator
+
+
+def _raiser(session, verdict):
+    from torchport.runtime import UnsupportedOnTarget
+
+    message = f"{verdict.api} is not supported on target {session.target.name}"
+    if verdict.note:
+        message += f": {verdict.note}"
+
+    def unsupported(*args, **kwargs):
+        raise UnsupportedOnTarget(message)
+
+    return unsupported
+
+
+def _returner(session, value: str | None):
+    """A function returning the verdict's value: a source expression (a literal, or one that uses
+    DEVICE_TYPE), evaluated once here."""
+    if value is None:
+        return lambda *args, **kwargs: None
+    result = session.evaluate(value)
+    if isinstance(result, (dict, list, set)):  # a fresh container on every call
+        return lambda *args, **kwargs: copy.copy(result)
+    return lambda *args, **kwargs: result
+
+
+def _resolve(dotted: str):
+    """The object a dotted name like "torch.cpu.synchronize" or "platform.processor" names."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for part in parts[cut:]:
+                found = getattr(found, part)
+        except AttributeError:
+            return None
+        return found
+    return None

@@ -1,0 +1,214 @@
+"""Device values wherever torch takes one: `torch.device(...)` itself, the tensor factories,
+`Tensor.new_*`, `Tensor.to` / `Module.to` / `Module.to_empty`, `Tensor.cuda` / `Module.cuda`,
+`torch.load(map_location=...)` and `torch.set_default_device`.
+
+Which callables take a device comes from `targets.device_apis`; what a device becomes comes from the
+target (through `DeviceMapper`). Wrappers are plain functions with a fast path: an argument that is
+not a str, int or torch.device is never looked at twice.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+from torchport.runtime.callers import top_package
+from torchport.runtime.devices import cuda_index
+from torchport.runtime.proxies import class_proxy
+from torchport.targets import device_apis
+from torchport.targets.verdict import Kind, Verdict
+
+
+def install(session) -> None:
+    import torch
+
+    _patch_device_class(session, torch)
+    for name in sorted(device_apis.FACTORIES):
+        original = getattr(torch, name, None)
+        if original is not None:
+            session.book.replace(torch, name, _keyword_mapper(session, f"torch.{name}", original))
+    for name in sorted(device_apis.TENSOR_FACTORY_METHODS):
+        original = getattr(torch.Tensor, name, None)
+        if original is not None:
+            wrapper = _keyword_mapper(session, f"torch.Tensor.{name}", original)
+            session.book.replace(torch.Tensor, name, wrapper)
+    for owner, owner_name in ((torch.Tensor, "torch.Tensor"), (torch.nn.Module, "torch.nn.Module")):
+        for name in sorted(device_apis.TO_METHODS):
+            original = getattr(owner, name, None)
+            if original is not None:
+                wrapper = _to_mapper(session, f"{owner_name}.{name}", original)
+                session.book.replace(owner, name, wrapper)
+    _patch_cuda_methods(session, torch)
+    _patch_load(session, torch)
+    original = torch.set_default_device
+    session.book.replace(torch, "set_default_device", _positional_mapper(session, "torch.set_default_device", original))
+
+
+def _patch_device_class(session, torch) -> None:
+    """`torch.device("cuda:0")` builds the target's device; isinstance(x, torch.device) still works.
+    Inside torch itself "cuda" keeps its meaning: torch compares with `torch.device("cuda")` to
+    find its own CUDA backends, and must not find the target's there."""
+    real = torch.device
+    mapper = session.mapper
+
+    def construct(*args, **kwargs):
+        first = args[0] if args else kwargs.get("type")
+        if type(first) is str and not first.startswith("cuda"):
+            return real(*args, **kwargs)
+        is_cuda, index = cuda_index(first)
+        if not is_cuda or top_package(sys._getframe(2)) == "torch":
+            return real(*args, **kwargs)  # torch's own CUDA literals (`torch.device("cuda") in devices`)
+        if len(args) > 1:
+            index = args[1]
+        elif "index" in kwargs:
+            index = kwargs["index"]
+        result = real(mapper.spelling(index))
+        shown = f"cuda:{index}" if index is not None else "cuda"
+        session.note_device("torch.device", shown, str(result), depth=2)
+        return result
+
+    session.book.replace(torch, "device", class_proxy(real, construct))
+
+
+def _keyword_mapper(session, api: str, original):
+    """A wrapper that maps the `device=` keyword (factories, `Tensor.new_*`)."""
+    kinds, to_target, note = session.mapper.kinds, session.mapper.map, session.note_device
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        if kwargs:
+            device = kwargs.get("device")
+            if type(device) in kinds:
+                new = to_target(device)
+                if new is not None:
+                    note(api, device, new, keyword="device")
+                    kwargs["device"] = new
+        return original(*args, **kwargs)
+
+    return wrapper
+
+
+def _to_mapper(session, api: str, original):
+    """A wrapper for `.to(...)`: the first positional argument or `device=` may be a device."""
+    kinds, to_target, note = session.mapper.kinds, session.mapper.map, session.note_device
+
+    @functools.wraps(original)
+    def wrapper(self, *args, **kwargs):
+        if args and type(args[0]) in kinds:
+            new = to_target(args[0])
+            if new is not None:
+                note(api, args[0], new)
+                args = (new, *args[1:])
+        if kwargs:
+            device = kwargs.get("device")
+            if type(device) in kinds:
+                new = to_target(device)
+                if new is not None:
+                    note(api, device, new, keyword="device")
+                    kwargs["device"] = new
+        return original(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _positional_mapper(session, api: str, original):
+    """A wrapper for a function whose first argument is a device (`set_default_device`)."""
+    to_target, note = session.mapper.map, session.note_device
+
+    @functools.wraps(original)
+    def wrapper(device, *args, **kwargs):
+        new = to_target(device)
+        if new is not None:
+            note(api, device, new)
+            device = new
+        return original(device, *args, **kwargs)
+
+    return wrapper
+
+
+def _patch_cuda_methods(session, torch) -> None:
+    """`x.cuda(i)` / `module.cuda(i)` move to the target device (with `.to`, which both honour)."""
+    mapper, log = session.mapper, session.log
+    method = getattr(session.target, "tensor_method", None)
+    tensor_to, module_to = torch.Tensor.to, torch.nn.Module.to  # the originals (patched later)
+    verdicts = {}
+
+    def verdict(owner: str, device):
+        key = (owner, device)
+        if key not in verdicts:
+            spelled = mapper.spelling(cuda_index(device)[1] if device is not None else None)
+            if method:
+                replacement, kind = f"{owner}.{method}", Kind.SAME
+            else:
+                replacement, kind = f"{owner}.to({spelled!r})", Kind.ADAPTED
+            dropped = device is not None and ":" not in spelled
+            note = f"device {spelled!r}" + ("; the index is dropped" if dropped else "")
+            verdicts[key] = Verdict(f"{owner}.cuda", kind, replacement, note)
+        return verdicts[key]
+
+    def target_device(device):
+        if device is None:
+            return mapper.current()
+        new = mapper.map(device)
+        return device if new is None else new
+
+    def tensor_cuda(self, device=None, non_blocking=False, **kwargs):
+        log.note(verdict("torch.Tensor", device))
+        return tensor_to(self, target_device(device), non_blocking=non_blocking, **kwargs)
+
+    def module_cuda(self, device=None):
+        log.note(verdict("torch.nn.Module", device))
+        return module_to(self, target_device(device))
+
+    tensor_cuda.__doc__ = torch.Tensor.cuda.__doc__
+    module_cuda.__doc__ = torch.nn.Module.cuda.__doc__
+    session.book.replace(torch.Tensor, "cuda", tensor_cuda)
+    session.book.replace(torch.nn.Module, "cuda", module_cuda)
+
+
+def _patch_load(session, torch) -> None:
+    """`torch.load(map_location=...)`: CUDA locations become the target's. With no map_location,
+    storages saved on CUDA are restored on the target (torch would fail: no CUDA here)."""
+    import torch.serialization as serialization
+
+    original = serialization.load
+    mapper = session.mapper
+    on_cpu = session.device_type == "cpu"
+    restore = serialization.default_restore_location
+    unmapped = Verdict(
+        "torch.load(map_location=None)", Kind.ADAPTED, f"torch.load(map_location={mapper.device_type!r})",
+        "only CUDA storages move; others load where they were saved",
+    )
+
+    def restore_cuda_on_target(storage, location):
+        is_cuda, index = cuda_index(location)
+        if not is_cuda:
+            return None  # torch's default restore
+        session.log.note(unmapped, depth=1)
+        return storage if on_cpu else restore(storage, mapper.spelling(index))
+
+    def map_location_for(value):
+        if value is None:
+            return restore_cuda_on_target, None
+        if isinstance(value, dict):
+            mapped = {key: mapper.map(item) or item for key, item in value.items()}
+            return mapped, (None if mapped == value else mapped)
+        new = mapper.map(value)
+        return (value, None) if new is None else (new, new)
+
+    @functools.wraps(original)
+    def load(f, *args, **kwargs):
+        if args:
+            before = args[0]
+            location, changed = map_location_for(before)
+            args = (location, *args[1:])
+        else:
+            before = kwargs.get("map_location")
+            location, changed = map_location_for(before)
+            kwargs["map_location"] = location
+        if changed is not None:
+            session.note_device("torch.load", before if not isinstance(before, dict) else "{...}",
+                                changed if not isinstance(changed, dict) else "{...}", keyword="map_location")
+        return original(f, *args, **kwargs)
+
+    session.book.replace_everywhere((torch, serialization), "load", original, load)

@@ -1,0 +1,159 @@
+"""`init_process_group("nccl")`, `new_group(backend="nccl")`, `DistributedDataParallel(device_ids=...)`
+and `DataParallel`.
+
+"nccl" becomes the target's `dist_backend` (evaluated here: "gloo" on the CPU); device_ids and
+output_device are dropped where the target says DDP takes none (`ddp_device_ids`, and always on the
+CPU), else their CUDA devices are mapped. DataParallel over one device runs the module as it is
+(with a warning); over several it raises: DataParallel has no equivalent off CUDA, use DDP.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+
+from torchport.targets.device_apis import CUDA_DIST_BACKEND
+from torchport.targets.verdict import Kind, Verdict
+
+
+def install(session) -> None:
+    import torch
+    import torch.nn.parallel as parallel
+
+    _patch_data_parallel(session, torch, parallel.DataParallel)
+    if not torch.distributed.is_available():
+        return
+    import torch.distributed.distributed_c10d as c10d
+
+    backend = session.evaluate(session.target.dist_backend)
+    for name in ("init_process_group", "new_group"):
+        original = getattr(c10d, name)
+        wrapper = _backend_mapper(session, f"torch.distributed.{name}", original, backend)
+        session.book.replace_everywhere((torch.distributed, c10d), name, original, wrapper)
+    _patch_ddp(session, parallel.DistributedDataParallel)
+
+
+def map_backend(value, backend: str, device_type: str):
+    """The target's backend string for `value` ("nccl", "cuda:nccl,cpu:gloo"), or None if no CUDA."""
+    if not isinstance(value, str):
+        return None
+    if value.lower() == CUDA_DIST_BACKEND:
+        return backend
+    if ":" not in value:
+        return None
+    pairs: dict[str, str] = {}
+    changed = False
+    for part in value.split(","):
+        device, _, name = part.strip().partition(":")
+        if device == "cuda" or name.lower() == CUDA_DIST_BACKEND:
+            device, name, changed = device_type if device == "cuda" else device, backend, True
+        pairs.setdefault(device, name)
+    return ",".join(f"{d}:{n}" for d, n in pairs.items()) if changed else None
+
+
+def _backend_mapper(session, api: str, original, backend: str):
+    signature = inspect.signature(original)
+    verdicts = {}
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        bound = signature.bind_partial(*args, **kwargs)
+        given = bound.arguments.get("backend")
+        new = map_backend(given, backend, session.device_type)
+        if new is not None:
+            if given not in verdicts:
+                verdicts[given] = Verdict(f"{api}(backend={given!r})", Kind.SAME, f"{api}(backend={new!r})")
+            session.log.note(verdicts[given])
+            bound.arguments["backend"] = new
+        device_id = bound.arguments.get("device_id")
+        if device_id is not None:
+            mapped = session.mapper.map(device_id)
+            if mapped is not None:
+                if session.device_type == "cpu":
+                    mapped = None  # gloo on the CPU takes no device to bind to
+                session.note_device(api, device_id, mapped, keyword="device_id")
+                bound.arguments["device_id"] = mapped
+        return original(*bound.args, **bound.kwargs)
+
+    return wrapper
+
+
+def _patch_ddp(session, ddp) -> None:
+    original = ddp.__dict__["__init__"]
+    signature = inspect.signature(original)
+    drop = not session.target.ddp_device_ids or session.device_type == "cpu"
+    dropped = Verdict(
+        "DistributedDataParallel(device_ids=...)", Kind.ADAPTED, "DistributedDataParallel(device_ids=None)",
+        f"modules on {session.device_type} take no device_ids or output_device",
+    )
+
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        arguments = bound.arguments
+        if arguments.get("device_ids") is not None or arguments.get("output_device") is not None:
+            if drop:
+                session.log.note(dropped)
+                arguments.pop("device_ids", None)
+                arguments.pop("output_device", None)
+            else:
+                if arguments.get("device_ids") is not None:
+                    arguments["device_ids"] = [_mapped(session, d) for d in arguments["device_ids"]]
+                if arguments.get("output_device") is not None:
+                    arguments["output_device"] = _mapped(session, arguments["output_device"])
+        original(*bound.args, **bound.kwargs)
+
+    session.book.replace(ddp, "__init__", __init__)
+
+
+def _mapped(session, device):
+    """A DDP device: an int stays the index on the target; "cuda:1" and devices are mapped."""
+    if isinstance(device, int):
+        return device
+    new = session.mapper.map(device)
+    if new is None:
+        return device
+    session.note_device("DistributedDataParallel", device, new, depth=2)
+    return new
+
+
+def _patch_data_parallel(session, torch, data_parallel) -> None:
+    original = data_parallel.__dict__["__init__"]
+    target = session.target.name
+    passed = Verdict(
+        "torch.nn.DataParallel", Kind.ADAPTED, "the module itself",
+        f"one {session.device_type} device: DataParallel has nothing to split",
+    )
+
+    @functools.wraps(original)
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        count = len(device_ids) if device_ids is not None else _device_count(session, torch)
+        if count > 1:
+            from torchport.runtime import UnsupportedOnTarget
+
+            refused = Verdict("torch.nn.DataParallel", Kind.UNSUPPORTED, None, f"over {count} devices")
+            session.log.note(refused)
+            raise UnsupportedOnTarget(
+                f"torch.nn.DataParallel over {count} devices is not supported on target {target}: "
+                "use torch.nn.parallel.DistributedDataParallel (one process per device, torchrun)"
+            )
+        session.log.note(passed)
+        warnings.warn(
+            f"torchport: torch.nn.DataParallel runs the module directly on one {session.device_type} device",
+            RuntimeWarning, stacklevel=2,
+        )
+        torch.nn.Module.__init__(self)
+        self.module = module
+        self.device_ids = []
+        self.output_device = None
+        self.dim = dim
+        self.src_device_obj = None
+
+    session.book.replace(data_parallel, "__init__", __init__)
+
+
+def _device_count(session, torch) -> int:
+    if session.device_type == "cpu":
+        return 1
+    return getattr(torch, session.device_type).device_count()

@@ -1,0 +1,35 @@
+"""Stand-ins for classes: calling one builds the target's object; isinstance still works.
+
+`torch.device` cannot be subclassed, and `torch.cuda.Stream` must build a `torch.cpu.Stream`, so a
+patched class is a small proxy class: its metaclass routes construction to a function and answers
+`isinstance`/`issubclass` for the original class (and the replacement's class).
+"""
+
+from __future__ import annotations
+
+
+def class_proxy(original: type, construct, also: tuple = ()) -> type:
+    """A class named like `original` whose call is `construct(*args, **kwargs)` and for which
+    `isinstance(x, proxy)` is true for instances of `original` or of any class in `also`."""
+    kinds = (original, *also)
+
+    class ProxyMeta(type):
+        def __call__(cls, *args, **kwargs):
+            return construct(*args, **kwargs)
+
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, kinds)
+
+        def __subclasscheck__(cls, sub):
+            return issubclass(sub, kinds)
+
+        def __repr__(cls):
+            return f"<torchport proxy for {original.__module__}.{original.__qualname__}>"
+
+    namespace = {
+        "__module__": original.__module__,
+        "__qualname__": original.__qualname__,
+        "__doc__": original.__doc__,
+        "__wrapped__": original,
+    }
+    return ProxyMeta(original.__name__, (), namespace)

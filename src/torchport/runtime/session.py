@@ -1,0 +1,125 @@
+"""One application of the runtime patches: the target, the patch book, the call log."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+from dataclasses import dataclass, field
+
+from torchport.runtime import callers, choose
+from torchport.runtime.calllog import CallLog
+from torchport.runtime.devices import DeviceMapper
+from torchport.runtime.patchbook import PatchBook
+
+# Each family installs one group of patches: install(session). Order matters only in that
+# `devices` captures the original torch.device before anything else runs.
+FAMILIES = ("devices", "cuda_module", "amp", "distributed", "memory")
+
+
+@dataclass
+class Session:
+    requested: str  # what the user asked for ("auto", "cpu", ...)
+    target: object  # torchport.targets.Target
+    device_type: str  # what the target means on this machine
+    log: CallLog
+    honest: frozenset[str]
+    log_request: str | None = None
+    honest_request: object = None
+    book: PatchBook = field(default_factory=PatchBook)
+    mapper: DeviceMapper | None = None
+    env_changes: dict = field(default_factory=dict)  # name -> previous value (None: was unset)
+    _verdicts: dict = field(default_factory=dict)
+
+    @classmethod
+    def start(cls, requested: str, log_path: str | None, honest_to=None) -> "Session":
+        import torch
+
+        target, device_type = choose.resolve(requested)
+        header = (
+            f"# torchport run: target {target.name} (device type {device_type}), "
+            f"torch {torch.__version__}, pid {os.getpid()}, {' '.join(sys.argv) or '-'}"
+        )
+        session = cls(
+            requested=requested,
+            target=target,
+            device_type=device_type,
+            log=CallLog(log_path, header, announce=os.environ.get("RANK", "0") == "0"),
+            honest=callers.honest_packages(honest_to),
+            log_request=log_path,
+            honest_request=honest_to,
+        )
+        session.mapper = DeviceMapper(device_type, target.keeps_device_index, torch.device)
+        session.install()
+        return session
+
+    def install(self) -> None:
+        import importlib
+
+        try:
+            for family in FAMILIES:
+                importlib.import_module(f"torchport.runtime.patch_{family}").install(self)
+        except BaseException:
+            self.book.restore_all()
+            self.restore_env()
+            raise
+        atexit.register(self.log.close)
+
+    def stop(self) -> None:
+        atexit.unregister(self.log.close)
+        self.book.restore_all()
+        self.restore_env()
+        self.log.close()
+
+    def matches(self, requested: str, log_path: str | None, honest_to) -> bool:
+        return (requested in (self.requested, self.target.name) and log_path == self.log_request
+                and callers.honest_packages(honest_to) == self.honest)
+
+    # helpers for the patch families -------------------------------------------------------
+
+    def evaluate(self, expression: str):
+        return choose.evaluate(expression, self.device_type)
+
+    def is_honest(self, frame) -> bool:
+        """Whether the code running in `frame` must see the real torch.cuda."""
+        return callers.top_package(frame) in self.honest
+
+    def note_device(self, api: str, before, after, depth: int = 1, note: str = "", keyword=None) -> None:
+        """Log a device conversion made for the caller `depth` levels above our caller."""
+        key = (api, keyword, type(before), before)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = self._verdicts[key] = self.mapper.verdict(api, before, after, note, keyword)
+        self.log.note(verdict, depth + 1)
+
+    def autocast_dtype(self, dtype):
+        """What a CUDA autocast dtype becomes here (None is CUDA's default, float16): the target's
+        `float16_autocast` expression, evaluated once."""
+        import torch
+
+        if dtype is None:
+            dtype = torch.float16
+        if dtype is not torch.float16:
+            return dtype
+        if "float16" not in self._verdicts:
+            expression = getattr(self.target, "float16_autocast", None)
+            if expression:
+                self._verdicts["float16"] = self.evaluate(expression)
+            elif getattr(self.target, "amp_fp16", True) is False:  # the field's older spelling
+                self._verdicts["float16"] = torch.bfloat16
+            else:
+                self._verdicts["float16"] = torch.float16
+        return self._verdicts["float16"]
+
+    def set_env(self, name: str, value: str) -> None:
+        if name not in self.env_changes:
+            self.env_changes[name] = os.environ.get(name)
+        os.environ[name] = value
+
+    def restore_env(self) -> None:
+        for name, previous in self.env_changes.items():
+            if previous is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = previous
+        self.env_changes.clear()

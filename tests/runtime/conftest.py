@@ -1,0 +1,36 @@
+"""Fixtures for the run-time patcher: every test that patches torch undoes it afterwards."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def runtime_on(tmp_path):
+    """A function that applies the runtime for a target (logging under tmp_path); undone at teardown."""
+    from torchport import runtime
+
+    def start(target: str = "cpu", **options):
+        options.setdefault("log", str(tmp_path / "torchport_run.log"))
+        return runtime.apply(target, **options)
+
+    yield start
+    runtime.undo()
+
+
+def run_tool(args, cwd, env=None, timeout=240):
+    """Run a command with the venv first on PATH; returns the CompletedProcess."""
+    environment = dict(os.environ)
+    environment.pop("TORCHPORT_TARGET", None)
+    environment["PATH"] = f"{BIN}{os.pathsep}{environment.get('PATH', '')}"
+    environment.update(env or {})
+    return subprocess.run(args, cwd=cwd, env=environment, capture_output=True, text=True, timeout=timeout)

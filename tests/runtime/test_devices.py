@@ -1,0 +1,114 @@
+"""Device values: the mapper, torch.device itself, factories, .to, .cuda and torch.load."""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import pytest
+import torch
+
+from torchport import targets
+from torchport.runtime.devices import DeviceMapper
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [("cuda", "xpu"), ("cuda:1", "xpu:1"), (2, "xpu:2"), ("cpu", None), ("cuda_best.pt", None),
+     ("ckpt/cuda:1", None), (True, None), (1.0, None)],
+)
+def test_mapper_keeps_the_index_where_the_target_does(value, expected):
+    mapper = DeviceMapper("xpu", targets.get("xpu").keeps_device_index, torch.device)
+    assert mapper.map(value) == expected
+
+
+def test_mapper_drops_the_index_on_the_cpu_and_keeps_torch_devices_as_devices():
+    mapper = DeviceMapper("cpu", targets.get("cpu").keeps_device_index, torch.device)
+    assert mapper.map("cuda:3") == "cpu"
+    mapped = mapper.map(torch.device("cuda", 1))
+    assert type(mapped) is torch.device and mapped == torch.device("cpu")
+
+
+def test_torch_device_builds_the_target_device_and_stays_a_type(runtime_on):
+    real = torch.device
+    runtime_on("cpu")
+    assert torch.device is not real
+    for spelling in (("cuda",), ("cuda:1",), ("cuda", 1), (0,)):
+        made = torch.device(*spelling)
+        assert type(made) is real and made.type == "cpu"
+    assert torch.device(type="cuda", index=0).type == "cpu"
+    assert torch.device("meta").type == "meta"
+    assert isinstance(torch.zeros(1).device, torch.device)
+    assert issubclass(real, torch.device)
+
+
+def test_torch_itself_keeps_its_cuda_literals(runtime_on):
+    runtime_on("cpu")
+    namespace = {"__name__": "torch.distributed.fake", "torch": torch}
+    exec("made = torch.device('cuda')", namespace)
+    assert namespace["made"].type == "cuda"
+
+
+def test_factories_tensor_methods_and_to(runtime_on):
+    runtime_on("cpu")
+    assert torch.zeros(2, device="cuda").device.type == "cpu"
+    assert torch.randn(2, device=torch.device("cuda:0")).device.type == "cpu"
+    x = torch.ones(2)
+    assert x.new_zeros(3, device="cuda:0").device.type == "cpu"
+    assert x.to("cuda").device.type == "cpu"
+    assert x.to(0, non_blocking=True).device.type == "cpu"
+    assert x.to(device="cuda", dtype=torch.float64).dtype == torch.float64
+    assert x.to(torch.float16).dtype == torch.float16  # dtype-only calls pass through
+    layer = torch.nn.Linear(2, 2, device="cuda")
+    assert layer.to("cuda:0") is layer and layer.weight.device.type == "cpu"
+
+
+def test_cuda_methods_move_to_the_target(runtime_on):
+    runtime_on("cpu")
+    x = torch.ones(2)
+    assert x.cuda().device.type == "cpu"
+    assert x.cuda(1, non_blocking=True).device.type == "cpu"
+    module = torch.nn.Linear(2, 2)
+    assert module.cuda() is module and module.cuda(0) is module
+
+
+def test_load_maps_map_location_but_never_file_names(runtime_on, tmp_path):
+    runtime_on("cpu")
+    path = tmp_path / "cuda_best.pt"  # "cuda" in a path must survive
+    torch.save({"w": torch.arange(3)}, path)
+    for location in ("cuda:0", torch.device("cuda"), {"cuda:0": "cuda:1"}):
+        assert torch.equal(torch.load(path, map_location=location)["w"], torch.arange(3))
+
+
+def _saved_as_if_on_cuda(tensor) -> bytes:
+    """A checkpoint whose storages say they were on cuda:0, as one saved on a GPU machine does."""
+    buffer = io.BytesIO()
+    original = torch.serialization.location_tag
+    torch.serialization.location_tag = lambda storage: "cuda:0"
+    try:
+        torch.save({"w": tensor}, buffer)
+    finally:
+        torch.serialization.location_tag = original
+    return buffer.getvalue()
+
+
+def test_load_restores_cuda_checkpoints_on_the_target(runtime_on):
+    data = _saved_as_if_on_cuda(torch.arange(4.0))
+    with pytest.raises(RuntimeError):  # plain torch on a machine without CUDA
+        torch.load(io.BytesIO(data))
+    runtime_on("cpu")
+    loaded = torch.load(io.BytesIO(data))
+    assert loaded["w"].device.type == "cpu" and torch.equal(loaded["w"], torch.arange(4.0))
+
+
+def test_set_default_device_and_device_context(runtime_on):
+    runtime_on("cpu")
+    try:
+        torch.set_default_device("cuda")
+        assert torch.empty(1).device.type == "cpu"
+    finally:
+        torch.set_default_device(None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with torch.device("cuda"):
+            assert torch.ones(1).device.type == "cpu"
