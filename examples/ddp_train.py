@@ -90,6 +90,9 @@ def main():
         if rank == 0:
             print(f"epoch {epoch}: mean loss across {world_size} ranks {mean_loss:.4f}")
 
+    # Release DDP (its reducer holds the process group) before tearing the group down:
+    # gloo aborts the process at exit otherwise, now and then.
+    del model, optimizer
     dist.barrier()
     if rank == 0:
         print(f"FINAL example=ddp_train loss={mean_loss:.4f} world_size={world_size}")
