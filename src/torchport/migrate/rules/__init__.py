@@ -9,6 +9,7 @@ from torchport.migrate.rules.distributed import DdpDeviceIdsRule, DistributedBac
 from torchport.migrate.rules.environment import CudnnFlagRule, VisibleDevicesRule
 from torchport.migrate.rules.host_timing import HostTimingRule
 from torchport.migrate.rules.is_available import CpuFallbackRule
+from torchport.migrate.rules.is_cuda import IsCudaRule
 
 RULES = [
     DeviceLiteralRule,
@@ -22,4 +23,5 @@ RULES = [
     CudnnFlagRule,
     HostTimingRule,
     CpuFallbackRule,
+    IsCudaRule,
 ]

@@ -1,0 +1,68 @@
+"""The knowledge base: every torch.cuda API has a verdict on every target, derived from the data."""
+
+import pytest
+
+from torchport import targets
+from torchport.targets.surface import TORCH_SURFACE, cuda_apis, names
+from torchport.targets.verdict import Kind
+
+APIS = cuda_apis()
+
+
+def test_the_five_targets_are_discovered_from_their_modules():
+    assert targets.names() == ["npu", "xpu", "mps", "cpu", "accelerator"]
+
+
+def test_unknown_target_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown target 'tpu'; choose one of: npu, xpu"):
+        targets.get("tpu")
+
+
+def test_every_public_torch_cuda_name_is_covered():
+    assert len(APIS) == len(names(TORCH_SURFACE, "torch.cuda")) + len(names(TORCH_SURFACE, "torch.cuda.amp"))
+    assert "torch.cuda.synchronize" in APIS and "torch.cuda.amp.GradScaler" in APIS
+
+
+@pytest.mark.parametrize("name", targets.names())
+def test_every_api_gets_exactly_one_verdict_with_what_it_needs(name):
+    target = targets.get(name)
+    for api in APIS:
+        verdict = target.verdict(api)
+        assert verdict.api == api
+        if verdict.kind in (Kind.SAME, Kind.ADAPTED):
+            assert verdict.replacement, verdict
+        if verdict.kind is Kind.UNSUPPORTED:
+            assert verdict.replacement is None and verdict.note
+    assert sum(target.counts(APIS).values()) == len(APIS)
+
+
+def test_verdicts_follow_the_generated_surface():
+    npu, xpu = targets.get("npu"), targets.get("xpu")
+    # torch_npu has synchronize and the memory statistics: a 1:1 rename.
+    assert npu.verdict("torch.cuda.max_memory_allocated").replacement == "torch.npu.max_memory_allocated"
+    assert npu.verdict("torch.cuda.synchronize").kind is Kind.SAME
+    # torch.xpu has no CUDAGraph and no jiterator.
+    assert xpu.verdict("torch.cuda.jiterator").kind is Kind.UNSUPPORTED
+
+
+def test_cpu_drops_what_has_no_meaning_and_keeps_values_where_results_are_used():
+    cpu = targets.get("cpu")
+    assert cpu.verdict("torch.cuda.synchronize").kind is Kind.NOOP
+    memory = cpu.verdict("torch.cuda.max_memory_allocated")
+    assert (memory.kind, memory.value) == (Kind.NOOP, "0")
+    seed = cpu.verdict("torch.cuda.manual_seed_all")
+    assert (seed.kind, seed.replacement) == (Kind.ADAPTED, "torch.manual_seed")
+    assert cpu.verdict("torch.cuda.get_device_properties").kind is Kind.UNSUPPORTED
+
+
+def test_device_agnostic_target_guards_device_calls_but_not_probes():
+    accelerator = targets.get("accelerator")
+    sync = accelerator.verdict("torch.cuda.synchronize")
+    assert sync.guard == "torch.accelerator.is_available()"
+    assert accelerator.verdict("torch.cuda.is_available").guard is None
+    assert accelerator.verdict("torch.cuda.current_device").replacement == "torch.accelerator.current_device_index"
+
+
+def test_describe_is_the_log_and_report_format():
+    verdict = targets.get("npu").verdict("torch.cuda.synchronize")
+    assert verdict.describe() == "torch.cuda.synchronize -> torch.npu.synchronize [same]"

@@ -1,0 +1,44 @@
+"""The command line: help that explains itself, one-line errors, and no torch for static commands."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from torchport.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_top_level_help_lists_every_command(capsys):
+    assert main([]) == 2
+    out = capsys.readouterr().out
+    for command in ("migrate", "run", "targets"):
+        assert command in out
+
+
+def test_migrate_help_explains_reports_and_exit_codes(capsys):
+    try:
+        main(["migrate", "--help"])
+    except SystemExit as done:
+        assert done.code == 0
+    out = capsys.readouterr().out
+    assert "change_list.csv" in out and "exit status" in out and "--force" in out
+
+
+def test_targets_command_prints_verdicts(capsys):
+    assert main(["targets", "--target", "npu", "--kind", "same"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "torch.cuda.synchronize -> torch.npu.synchronize [same]" in lines
+    assert all(line.endswith("[same]") or "[same] " in line for line in lines)
+
+
+def test_static_commands_never_import_torch(tmp_path):
+    code = (
+        "import sys; from torchport.cli import main;"
+        f"rc = main(['migrate', {str(ROOT / 'examples')!r}, '-o', {str(tmp_path / 'out')!r}, '-t', 'npu', '-q']);"
+        "main(['targets']);"
+        "assert rc == 0; assert 'torch' not in sys.modules, 'torch was imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "torchport_report" / "change_list.csv").exists()
