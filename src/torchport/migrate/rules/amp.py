@@ -5,8 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.migrate.findings import Operation
-from torchport.migrate.rules.base import Rule, call_argument, parse_expression
-from torchport.migrate.rules.cuda_api import in_import, outermost_name
+from torchport.migrate.rules.base import ApiReferenceRule, call_argument, parse_expression
 from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression
 
 CUDA_AMP = "torch.cuda.amp."
@@ -15,25 +14,17 @@ DEVICE_KEYWORD = {"custom_fwd", "custom_bwd"}  # take it as `device_type=`
 AUTOCASTS = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"}
 
 
-class AmpRule(Rule):
+class AmpRule(ApiReferenceRule):
     """Move `torch.cuda.amp.autocast/GradScaler/custom_fwd/custom_bwd` to `torch.amp` with the
     target's device type, and, where float16 autocast is not sensible (the CPU), use the target's
     replacement dtype in any autocast on a CUDA device. Both are reported.
     """
 
     code = "TP005"
+    prefix = CUDA_AMP
     title = "automatic mixed precision"
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
-        self._visit_reference(node)
-
-    def visit_Name(self, node: cst.Name) -> None:  # noqa: N802
-        self._visit_reference(node)
-
-    def _visit_reference(self, node: cst.BaseExpression) -> None:
-        api = self.qualified_name(node)
-        if api is None or not api.startswith(CUDA_AMP) or not outermost_name(self, node) or in_import(self, node):
-            return
+    def visit_api(self, node: cst.BaseExpression, api: str) -> None:
         name = api[len(CUDA_AMP) :]
         verdict = self.target.verdict(api)
         if verdict.replacement is None:

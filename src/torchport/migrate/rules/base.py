@@ -100,6 +100,38 @@ class Rule(cst.BatchableCSTVisitor):
         )
 
 
+class ApiReferenceRule(Rule):
+    """A rule about references to APIs under `prefix`, however they were imported.
+
+    It sees each whole dotted name once (`tc.synchronize`, not also `tc`), never the names
+    inside import statements, and never attributes of call results.
+    """
+
+    prefix: ClassVar[str] = ""
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
+        self._visit_reference(node)
+
+    def visit_Name(self, node: cst.Name) -> None:  # noqa: N802
+        self._visit_reference(node)
+
+    def _visit_reference(self, node: cst.BaseExpression) -> None:
+        api = self.qualified_name(node)
+        if api is None or not api.startswith(self.prefix):
+            return
+        parent = self.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return  # part of a longer dotted name: that one is visited
+        while isinstance(parent, (cst.Attribute, cst.Name)):
+            parent = self.parent(parent)
+        if isinstance(parent, (cst.ImportAlias, cst.ImportFrom, cst.Import)):
+            return
+        self.visit_api(node, api)
+
+    def visit_api(self, node: cst.BaseExpression, api: str) -> None:
+        raise NotImplementedError
+
+
 class ApplyFixes(cst.CSTTransformer):
     """Apply the rules' fixes bottom-up; never leave a block empty."""
 

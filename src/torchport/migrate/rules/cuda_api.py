@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import libcst as cst
 
 from torchport.migrate.findings import Operation
-from torchport.migrate.rules.base import Rule, parse_expression
+from torchport.migrate.rules.base import ApiReferenceRule, Rule, parse_expression
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
 
 AMP = "torch.cuda.amp."
-_KNOWN = None
 
 
+@lru_cache(maxsize=None)
 def known_cuda_apis() -> frozenset[str]:
-    global _KNOWN
-    if _KNOWN is None:
-        _KNOWN = frozenset(cuda_apis())
-    return _KNOWN
+    return frozenset(cuda_apis())
 
 
 def sole_statement(rule: Rule, call: cst.Call) -> cst.SimpleStatementLine | None:
@@ -31,24 +30,7 @@ def sole_statement(rule: Rule, call: cst.Call) -> cst.SimpleStatementLine | None
     return None
 
 
-def in_import(rule: Rule, node: cst.CSTNode) -> bool:
-    parent = rule.parent(node)
-    while isinstance(parent, (cst.Attribute, cst.Name)):
-        parent = rule.parent(parent)
-    return isinstance(parent, (cst.ImportAlias, cst.ImportFrom, cst.Import))
-
-
-def outermost_name(rule: Rule, node: cst.CSTNode) -> bool:
-    """`node` is a whole dotted name (`a.b.c`): not part of a longer one, not an attribute of a call."""
-    parent = rule.parent(node)
-    if isinstance(parent, cst.Attribute) and parent.value is node:
-        return False
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return isinstance(node, cst.Name)
-
-
-class CudaApiRule(Rule):
+class CudaApiRule(ApiReferenceRule):
     """Rewrite `torch.cuda.<api>` (however it was imported) as the target's verdict says.
 
     same/adapted: call the replacement (guarded where the target may have no device);
@@ -59,19 +41,11 @@ class CudaApiRule(Rule):
 
     code = "TP004"
     title = "torch.cuda APIs"
+    prefix = "torch.cuda."
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
-        self._visit_reference(node)
-
-    def visit_Name(self, node: cst.Name) -> None:  # noqa: N802
-        self._visit_reference(node)
-
-    def _visit_reference(self, node: cst.BaseExpression) -> None:
-        api = self.qualified_name(node)
-        if api is None or not api.startswith("torch.cuda.") or api.startswith(AMP):
-            return
-        if not outermost_name(self, node) or in_import(self, node):
-            return
+    def visit_api(self, node: cst.BaseExpression, api: str) -> None:
+        if api.startswith(AMP):
+            return  # AmpRule
         if api not in known_cuda_apis():
             self.report(node, Operation.UNKNOWN, f"{api} is not a public torch.cuda API; left as is", api=api)
             return
