@@ -32,5 +32,6 @@ def run_tool(args, cwd, env=None, timeout=240):
     environment = dict(os.environ)
     environment.pop("TORCHPORT_TARGET", None)
     environment["PATH"] = f"{BIN}{os.pathsep}{environment.get('PATH', '')}"
+    environment["PYTHONWARNINGS"] = "ignore::UserWarning"  # torch's "Failed to initialize NumPy"
     environment.update(env or {})
     return subprocess.run(args, cwd=cwd, env=environment, capture_output=True, text=True, timeout=timeout)

@@ -1,0 +1,73 @@
+"""`torchport run`, `import torchport.auto` and TORCHPORT_TARGET, as separate processes."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+from conftest import run_tool
+
+CUDA_SCRIPT = textwrap.dedent("""
+    import sys
+    import torch
+    x = torch.ones(2, device="cuda").cuda()
+    torch.cuda.synchronize()
+    print("ARGS", sys.argv[1:], "DEVICE", x.device.type, "AVAILABLE", torch.cuda.is_available())
+""")
+
+
+def _one_line_error(result, *fragments):
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def test_usage_errors_are_one_line(tmp_path):
+    _one_line_error(run_tool(["torchport", "run"], tmp_path), "torchport run: error:", "script")
+    _one_line_error(run_tool(["torchport", "run", "missing.py"], tmp_path), "no such script: missing.py")
+    _one_line_error(run_tool(["torchport", "run", "-m", "no_such_module_x"], tmp_path), "no module named")
+    (tmp_path / "x.py").write_text("")
+    _one_line_error(run_tool(["torchport", "run", "--target", "npu", "x.py"], tmp_path),
+                    "target npu is not available here: torch_npu is not installed")
+
+
+def test_run_a_script_with_its_arguments_and_exit_status(tmp_path):
+    (tmp_path / "train.py").write_text(CUDA_SCRIPT + "raise SystemExit(3)\n")
+    result = run_tool(["torchport", "run", "--target", "cpu", "--log", "my.log", "train.py", "--lr", "1"],
+                      tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert "ARGS ['--lr', '1'] DEVICE cpu AVAILABLE True" in result.stdout
+    log = (tmp_path / "my.log").read_text()
+    assert "train.py:4  torch.Tensor.cuda -> torch.Tensor.cpu [same]" in log
+    assert "train.py:5  torch.cuda.synchronize -> (removed) [no-op]" in log
+
+
+def test_run_a_module(tmp_path):
+    (tmp_path / "trainer.py").write_text(CUDA_SCRIPT)
+    result = run_tool(["torchport", "run", "--target", "accelerator", "-m", "trainer", "a"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "ARGS ['a'] DEVICE cpu AVAILABLE True" in result.stdout
+
+
+def test_import_torchport_auto(tmp_path):
+    (tmp_path / "train.py").write_text("import torchport.auto\n" + CUDA_SCRIPT)
+    result = run_tool([sys.executable, "train.py"], tmp_path, env={"TORCHPORT_TARGET": "cpu"})
+    assert result.returncode == 0, result.stderr
+    assert "DEVICE cpu AVAILABLE True" in result.stdout
+    assert "torch.cuda.synchronize" in (tmp_path / "torchport_run.log").read_text()
+
+
+def test_the_environment_variable_alone_activates_it(tmp_path):
+    (tmp_path / "train.py").write_text(CUDA_SCRIPT)
+    result = run_tool([sys.executable, "train.py"], tmp_path,
+                      env={"TORCHPORT_TARGET": "cpu", "TORCHPORT_LOG": "env.log"})
+    assert result.returncode == 0, result.stderr
+    assert "DEVICE cpu AVAILABLE True" in result.stdout
+    assert (tmp_path / "env.log").exists()
+
+
+def test_a_bad_environment_value_is_a_one_line_error(tmp_path):
+    result = run_tool([sys.executable, "-c", "import torch"], tmp_path, env={"TORCHPORT_TARGET": "gpu9"})
+    _one_line_error(result, "TORCHPORT_TARGET=gpu9", "unknown target")

@@ -1,0 +1,108 @@
+"""torch.cuda and torch.cuda.amp: every API does what its verdict says; probes stay honest."""
+
+from __future__ import annotations
+
+import importlib
+import time
+import types
+
+import pytest
+import torch
+
+from torchport.runtime import UnsupportedOnTarget, choose
+from torchport.targets.surface import cuda_apis
+from torchport.targets.verdict import Kind
+
+
+def _lookup(api: str):
+    module, name = api.rsplit(".", 1)
+    return getattr(importlib.import_module(module), name, None)
+
+
+def _called_from(package: str, source: str):
+    """Evaluate `source` as if written in a module of `package`."""
+    return eval(source, {"__name__": f"{package}.somewhere", "torch": torch})
+
+
+@pytest.mark.parametrize("target", ["cpu", "accelerator"])
+def test_every_cuda_api_follows_its_verdict(runtime_on, target):
+    originals = {api: _lookup(api) for api in cuda_apis()}
+    session = runtime_on(target)
+    checked = {kind: 0 for kind in Kind}
+    for api, original in originals.items():
+        now = _lookup(api)
+        if original is None or isinstance(original, types.ModuleType) or not callable(original):
+            assert now is original, api  # modules and plain values are left alone
+            continue
+        assert now is not original, api
+        verdict = session.target.verdict(api)
+        guarded_off = verdict.guard and not choose.evaluate(verdict.guard, session.device_type)
+        if verdict.kind is Kind.UNSUPPORTED:
+            with pytest.raises(UnsupportedOnTarget, match=f"{api}.*target {target}"):
+                now()
+        elif verdict.kind is Kind.NOOP or guarded_off:
+            expected = choose.evaluate(verdict.value, session.device_type) if verdict.value else None
+            assert now() == expected, api
+        checked[verdict.kind] += 1
+    assert all(checked[kind] > 0 for kind in (Kind.SAME, Kind.ADAPTED, Kind.UNSUPPORTED)), checked
+
+
+def test_submodules_share_the_replacement(runtime_on):
+    runtime_on("cpu")
+    import torch.cuda.memory
+
+    assert torch.cuda.memory.empty_cache is torch.cuda.empty_cache
+    assert torch.cuda.memory.empty_cache() is None
+
+
+def test_seeding_goes_through_the_global_generator(runtime_on):
+    runtime_on("cpu")
+    torch.cuda.manual_seed_all(7)
+    first = torch.rand(3)
+    torch.manual_seed(7)
+    assert torch.equal(first, torch.rand(3))
+    assert torch.cuda.initial_seed() == 7
+
+
+def test_is_available_is_true_for_the_script_and_real_for_probing_libraries(runtime_on):
+    real = torch.cuda.is_available()
+    assert real is False  # this machine has no CUDA: the truth to keep
+    runtime_on("cpu")
+    assert torch.cuda.is_available() is True
+    assert torch.cuda.device_count() >= 1
+    for package in ("accelerate", "transformers", "triton", "torch"):
+        assert _called_from(package, "torch.cuda.is_available()") is real, package
+        assert _called_from(package, "torch.cuda.device_count()") == 0, package
+    assert _called_from("mytrainer", "torch.cuda.is_available()") is True
+
+
+def test_the_honest_packages_are_configurable(runtime_on):
+    runtime_on("cpu", honest_to="mylib")
+    assert _called_from("mylib", "torch.cuda.is_available()") is False
+    assert _called_from("accelerate", "torch.cuda.is_available()") is True
+
+
+def test_timing_events_read_the_host_clock(runtime_on):
+    runtime_on("cpu")
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    assert isinstance(start, torch.cuda.Event)
+    start.record()
+    time.sleep(0.05)
+    end.record()
+    end.synchronize()
+    assert 40 <= start.elapsed_time(end) < 2000
+    with pytest.raises(RuntimeError, match="recorded"):
+        torch.cuda.Event().elapsed_time(end)
+
+
+def test_streams_become_the_targets_streams(runtime_on):
+    runtime_on("cpu")
+    stream = torch.cuda.Stream()
+    assert isinstance(stream, torch.cpu.Stream) and isinstance(stream, torch.cuda.Stream)
+    assert isinstance(torch.cuda.current_stream(), torch.cpu.Stream)
+
+
+def test_unsupported_names_the_api_and_the_target(runtime_on):
+    runtime_on("cpu")
+    with pytest.raises(UnsupportedOnTarget, match=r"torch.cuda.get_device_properties is not supported on target cpu"):
+        torch.cuda.get_device_properties(0)

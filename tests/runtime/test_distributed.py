@@ -1,0 +1,52 @@
+"""init_process_group("nccl"), DDP(device_ids=...) and DataParallel on the target."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from torchport.runtime import UnsupportedOnTarget
+from torchport.runtime.patch_distributed import map_backend
+
+
+@pytest.mark.parametrize(
+    "given, device_type, backend, expected",
+    [("nccl", "cpu", "gloo", "gloo"), ("NCCL", "cpu", "gloo", "gloo"), ("gloo", "cpu", "gloo", None),
+     ("cuda:nccl,cpu:gloo", "cpu", "gloo", "cpu:gloo"),
+     ("cuda:nccl,cpu:gloo", "xpu", "xccl", "xpu:xccl,cpu:gloo"), (None, "cpu", "gloo", None)],
+)
+def test_map_backend(given, device_type, backend, expected):
+    assert map_backend(given, backend, device_type) == expected
+
+
+def test_nccl_process_group_and_ddp_with_device_ids_run_on_gloo(runtime_on, tmp_path):
+    runtime_on("cpu")
+    dist.init_process_group("nccl", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        assert dist.get_backend() == "gloo"
+        model = torch.nn.Linear(3, 1).to(torch.device("cuda:0"))
+        ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0], output_device=0)
+        ddp(torch.randn(4, 3)).sum().backward()
+        assert model.weight.grad is not None
+        total = torch.ones(2, device="cuda")
+        dist.all_reduce(total)
+        assert total.tolist() == [1.0, 1.0]
+    finally:
+        dist.destroy_process_group()
+
+
+def test_data_parallel_on_one_device_is_a_pass_through(runtime_on):
+    runtime_on("cpu")
+    model = torch.nn.Linear(3, 2)
+    with pytest.warns(RuntimeWarning, match="DataParallel"):
+        wrapped = torch.nn.DataParallel(model)
+    x = torch.randn(5, 3)
+    assert torch.equal(wrapped(x), model(x))
+    assert set(wrapped.state_dict()) == {"module.weight", "module.bias"}
+
+
+def test_data_parallel_over_several_devices_says_so(runtime_on):
+    runtime_on("cpu")
+    with pytest.raises(UnsupportedOnTarget, match="DataParallel over 2 devices.*target cpu.*DistributedDataParallel"):
+        torch.nn.DataParallel(torch.nn.Linear(3, 2), device_ids=[0, 1])
