@@ -37,3 +37,29 @@ def test_migrating_the_output_again_changes_nothing(case, target):
 def test_every_golden_case_has_an_expectation_per_target():
     expected = {p.name for p in (GOLDEN / "expected").glob("*.py")}
     assert expected == {f"{case}.{target}.py" for case in CASES for target in targets.names()}
+
+
+@pytest.mark.parametrize(
+    ("case", "target", "operation", "api"),
+    [
+        ("cuda_api", "cpu", "UNSUPPORTED", "torch.cuda.get_device_properties"),
+        ("cuda_api", "accelerator", "UNSUPPORTED", "torch.cuda.get_device_properties"),
+        ("aliases", "npu", "NOTE", "torch.backends.cudnn.benchmark"),
+        ("aliases", "cpu", "NOTE", "torch.backends.cuda.matmul.allow_tf32"),
+        ("distributed", "cpu", "NOTE", ""),
+    ],
+)
+def test_what_is_left_alone_is_reported(case, target, operation, api):
+    result = migrate_source((GOLDEN / f"{case}.py").read_bytes(), targets.get(target), f"{case}.py")
+    reported = [(f.operation.value, f.api) for f in result.findings if not f.operation.is_change]
+    assert (operation, api) in reported
+
+
+def test_every_change_is_reported_with_its_line_and_rule():
+    result = migrate_source((GOLDEN / "distributed.py").read_bytes(), targets.get("npu"), "distributed.py")
+    rows = {(f.start_line, f.code, f.operation.value) for f in result.findings}
+    assert (7, "TP008", "MODIFY") in rows  # CUDA_VISIBLE_DEVICES
+    assert (8, "TP006", "MODIFY") in rows  # "nccl"
+    assert (9, "TP006", "MODIFY") in rows  # dist.Backend.NCCL
+    assert (11, "TP004", "MODIFY") in rows  # torch.cuda.set_device
+    assert (1, "TP000", "INSERT") in rows  # import torch_npu

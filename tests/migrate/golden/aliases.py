@@ -5,6 +5,7 @@ from torch.cuda import amp
 import torch.backends.cudnn as cudnn
 
 cudnn.benchmark = True
+torch.backends.cuda.matmul.allow_tf32 = True
 tc.synchronize()
 n = cuda.device_count()
 scaler = amp.GradScaler()

@@ -28,12 +28,13 @@ class VisibleDevicesRule(Rule):
 
 
 class CudnnFlagRule(Rule):
-    """`torch.backends.cudnn.<flag> = ...` has no effect off CUDA: noted, left in place (harmless)."""
+    """`torch.backends.cudnn.<flag> = ...` and `torch.backends.cuda.<flag> = ...` (TF32, SDPA
+    switches) have no effect off CUDA: noted, left in place (harmless)."""
 
     code = "TP009"
-    title = "cuDNN flags (noted)"
+    title = "cuDNN and CUDA backend flags (noted)"
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:  # noqa: N802
         api = self.qualified_name(node.target)
-        if api and api.startswith("torch.backends.cudnn."):
+        if api and api.startswith(("torch.backends.cudnn.", "torch.backends.cuda.")):
             self.report(node, Operation.NOTE, f"{api} has no effect on {self.target.name}; left as is", api=api)

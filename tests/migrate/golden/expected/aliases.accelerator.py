@@ -3,6 +3,7 @@ import torch.backends.cudnn as cudnn
 DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 
 cudnn.benchmark = True
+torch.backends.cuda.matmul.allow_tf32 = True
 if torch.accelerator.is_available():
     torch.accelerator.synchronize()
 n = torch.accelerator.device_count()

@@ -3,6 +3,7 @@ import torch_npu
 import torch.backends.cudnn as cudnn
 
 cudnn.benchmark = True
+torch.backends.cuda.matmul.allow_tf32 = True
 torch.npu.synchronize()
 n = torch.npu.device_count()
 scaler = torch.amp.GradScaler("npu")

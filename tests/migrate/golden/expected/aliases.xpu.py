@@ -2,6 +2,7 @@ import torch
 import torch.backends.cudnn as cudnn
 
 cudnn.benchmark = True
+torch.backends.cuda.matmul.allow_tf32 = True
 torch.xpu.synchronize()
 n = torch.xpu.device_count()
 scaler = torch.amp.GradScaler("xpu")
