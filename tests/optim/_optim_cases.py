@@ -61,10 +61,11 @@ def reference(request, source: str, name: str):
     return getattr(module, name)
 
 
-def build(request, case, model_fused, model_ref):
+def build(request, case, model_fused, model_ref, **ref_only):
     cls, source, name, options = case
     ref_cls = reference(request, source, name)
-    return cls(model_fused.parameters(), **options), ref_cls(model_ref.parameters(), **options)
+    return (cls(model_fused.parameters(), **options),
+            ref_cls(model_ref.parameters(), **options, **ref_only))
 
 
 def cases(grid):

@@ -55,6 +55,7 @@ def bert_optim():
         pytest.skip("pytorch-pretrained-bert==0.6.2 is not installed (make venv installs it)")
     spec = importlib.util.spec_from_file_location("_ref_bert_optimization", root / "optimization.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # so that its schedule objects pickle inside checkpoints
     spec.loader.exec_module(module)
     return module
 

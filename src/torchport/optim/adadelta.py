@@ -14,7 +14,7 @@ class FusedAdadelta(FlatOptimizer):
     ``step``, ``square_avg``, ``acc_delta``.
     """
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, *, maximize=False):
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, *, maximize=False):
         check_range("learning rate", lr)
         check_range("rho value", rho, 0.0, 1.0, high_open=False)
         check_range("epsilon value", eps)

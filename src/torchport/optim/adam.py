@@ -20,7 +20,7 @@ class FusedAdam(FlatOptimizer):
     ``max_exp_avg_sq`` (amsgrad).
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, maximize=False, decoupled_weight_decay=False):
         check_range("learning rate", lr)
         check_range("epsilon value", eps)

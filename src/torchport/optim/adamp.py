@@ -28,7 +28,7 @@ class FusedAdamP(FlatOptimizer):
 
     _step_format = "int"
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  delta=0.1, wd_ratio=0.1, nesterov=False):
         check_range("learning rate", lr)
         check_range("epsilon", eps)

@@ -222,6 +222,7 @@ class FlatOptimizer(torch.optim.Optimizer):
         op per bucket."""
         if not self._layout_ready:
             return super().zero_grad(set_to_none)
+        self._follow_moves()
         for bucket in self._buckets:
             bucket.grads.zero_()
         for seg in self._segments:
@@ -409,17 +410,25 @@ class FlatOptimizer(torch.optim.Optimizer):
                 init = spec[key]
         bucket.states[key] = torch.full_like(bucket.params, init or 0.0)
 
-    def _link(self) -> None:
-        """Checks that every parameter and gradient still lives in the flat buffers."""
+    def _follow_moves(self) -> None:
+        """Rebuilds the buffers when a parameter got new storage (``model.double()``,
+        ``load_state_dict(assign=True)``, ...): module conversions also swap the ``.data`` of our
+        gradient views, so this must run before anything trusts ``p.grad is grad_view``."""
         if not self._layout_ready:
             self._build()
+            return
+        for seg in self._segments:
+            if seg.numel and seg.param.data_ptr() != seg.ptr:
+                self._build()
+                return
+
+    def _link(self) -> None:
+        """Checks that every parameter and gradient still lives in the flat buffers."""
+        self._follow_moves()
         for bucket in self._buckets:
             inactive = []
             for seg in bucket.segments:
                 p = seg.param
-                if p.data_ptr() != seg.ptr and seg.numel:
-                    self._build()  # the parameter was moved (model.double(), assign=True, ...)
-                    return self._link()
                 g = p.grad
                 if g is seg.grad_view:
                     continue

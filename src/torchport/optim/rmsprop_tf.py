@@ -18,7 +18,7 @@ class FusedRMSpropTF(FlatOptimizer):
     State: ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered).
     """
 
-    def __init__(self, params, lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0.0, momentum=0.0,
+    def __init__(self, params, lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0, momentum=0.,
                  centered=False, decoupled_decay=False, corrected_weight_decay=False,
                  lr_in_momentum=True):
         check_range("learning rate", lr)

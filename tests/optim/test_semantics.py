@@ -1,0 +1,293 @@
+"""torch.optim semantics kept by the flat buffers: grads set to None or replaced, frozen
+parameters, parameter groups, GradScaler, bf16, channels_last, moved parameters."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from _optim_cases import DEFAULTS, build, cases
+from _optim_harness import (assert_models_match, assert_moved, batches, loss_of, make_model, max_rel_err,
+                            train)
+
+import torchport.optim as fo
+
+
+def _storage(t):
+    return t.untyped_storage().data_ptr()
+
+
+def test_params_and_grads_are_views_of_one_buffer():
+    model = make_model()
+    opt = fo.FusedAdam(model.parameters())
+    loss_of(model, batches(1)[0]).backward()
+    opt.step()
+    params = list(model.parameters())
+    assert len({_storage(p) for p in params}) == 1
+    assert len({_storage(p.grad) for p in params}) == 1
+    assert len({_storage(s["exp_avg"]) for s in opt.state.values()}) == 1
+
+
+def test_one_buffer_per_dtype():
+    model = make_model()
+    model.head.to(torch.float64)
+    opt = fo.FusedSGD(model.parameters(), lr=0.1)
+    storages = {(p.dtype, _storage(p)) for p in model.parameters()}
+    assert {d for d, _ in storages} == {torch.float32, torch.float64}
+    assert len(storages) == 2
+    assert len(opt._buckets) == 2
+
+
+@cases(DEFAULTS)
+def test_set_to_none_relinks_fresh_grads(request, case):
+    fused_model, ref_model = make_model(), make_model()
+    fused, ref = build(request, case, fused_model, ref_model)
+    data = batches(12)
+    train(fused_model, fused, data, set_to_none=True)
+    train(ref_model, ref, data, set_to_none=True)
+    assert_models_match(fused_model, ref_model)
+    fused.zero_grad()
+    assert all(p.grad is None for p in fused_model.parameters())
+
+
+@cases(DEFAULTS)
+def test_none_grads_are_skipped_like_torch(request, case):
+    """Parameters without a gradient are not updated and get no state; when they get gradients
+    later they start from their own step 1 (per-parameter bias correction)."""
+    fused_model, ref_model = make_model(), make_model()
+    fused, ref = build(request, case, fused_model, ref_model)
+
+    def freeze_some(i, model):
+        if i < 8:
+            model.fc.weight.grad = None
+        if i % 3 == 0:
+            model.head.bias.grad = None
+            model.scale.grad = None
+
+    data = batches(20)
+    train(fused_model, fused, data, set_to_none=True, before_step=freeze_some)
+    train(ref_model, ref, data, set_to_none=True, before_step=freeze_some)
+    assert_models_match(fused_model, ref_model)
+    assert_moved(fused_model, make_model())
+
+
+@cases([DEFAULTS[1]])
+def test_never_stepped_params_have_no_state_and_stay_put(request, case):
+    fused_model, ref_model = make_model(), make_model()
+    fused, ref = build(request, case, fused_model, ref_model)
+    before = fused_model.fc.weight.detach().clone()
+
+    def drop(i, model):
+        model.fc.weight.grad = None
+
+    train(fused_model, fused, batches(5), set_to_none=False, before_step=drop)
+    train(ref_model, ref, batches(5), set_to_none=False, before_step=drop)
+    assert fused_model.fc.weight not in fused.state
+    assert ref_model.fc.weight not in ref.state
+    assert torch.equal(fused_model.fc.weight, before)
+    assert_models_match(fused_model, ref_model)
+
+
+@cases(DEFAULTS)
+def test_reassigned_grads_are_copied_in(request, case):
+    fused_model, ref_model = make_model(), make_model()
+    fused, ref = build(request, case, fused_model, ref_model)
+
+    def replace(i, model):
+        model.fc.weight.grad = model.fc.weight.grad * 0.5 + 0.01
+        model.conv.bias.grad = torch.full_like(model.conv.bias, 0.1 * i)
+
+    data = batches(10)
+    train(fused_model, fused, data, before_step=replace)
+    train(ref_model, ref, data, before_step=replace)
+    assert_models_match(fused_model, ref_model)
+    grad_storage = _storage(fused_model.head.weight.grad)
+    assert _storage(fused_model.fc.weight.grad) == grad_storage  # re-linked into the buffer
+
+
+def test_reassigned_grad_object_is_left_untouched():
+    model = make_model()
+    opt = fo.FusedSGD(model.parameters(), lr=0.1, momentum=0.9)
+    loss_of(model, batches(1)[0]).backward()
+    mine = torch.ones_like(model.fc.weight)
+    model.fc.weight.grad = mine
+    opt.step()
+    assert torch.equal(mine, torch.ones_like(mine))
+    assert model.fc.weight.grad is not mine
+    assert torch.equal(model.fc.weight.grad, mine)
+
+
+@cases(DEFAULTS)
+def test_add_param_group(request, case):
+    cls, source, name, options = case
+    fused_model, ref_model = make_model(), make_model()
+    split = lambda m: ([p for n, p in m.named_parameters() if not n.startswith("head")],
+                       list(m.head.parameters()))
+    fused_main, fused_late = split(fused_model)
+    ref_main, ref_late = split(ref_model)
+    fused, ref = build(request, case, type("M", (), {"parameters": lambda self: fused_main})(),
+                       type("M", (), {"parameters": lambda self: ref_main})())
+    data = batches(14)
+    train(fused_model, fused, data[:5])
+    train(ref_model, ref, data[:5])
+    lr = options["lr"] / 2
+    fused.add_param_group({"params": fused_late, "lr": lr})
+    ref.add_param_group({"params": ref_late, "lr": lr})
+    train(fused_model, fused, data[5:])
+    train(ref_model, ref, data[5:])
+    assert_models_match(fused_model, ref_model)
+
+
+def test_param_groups_with_different_hyperparameters_and_scheduler():
+    fused_model, ref_model = make_model(), make_model()
+
+    def groups(m):
+        return [{"params": list(m.conv.parameters()) + list(m.conv2.parameters()), "lr": 0.02},
+                {"params": list(m.norm.parameters()) + list(m.fc.parameters()), "weight_decay": 0.1},
+                {"params": list(m.head.parameters()) + [m.scale], "betas": (0.5, 0.9)}]
+
+    fused = fo.FusedAdam(groups(fused_model), lr=1e-2)
+    ref = torch.optim.Adam(groups(ref_model), lr=1e-2)
+    sched = [torch.optim.lr_scheduler.StepLR(o, step_size=5, gamma=0.5) for o in (fused, ref)]
+    for batch in batches(20):
+        for model, opt, s in ((fused_model, fused, sched[0]), (ref_model, ref, sched[1])):
+            opt.zero_grad()
+            loss_of(model, batch).backward()
+            opt.step()
+            s.step()
+    assert_models_match(fused_model, ref_model)
+
+
+@cases(DEFAULTS)
+def test_grad_scaler(request, case):
+    """GradScaler's unscale_ and inf check work on the flat gradients: a step with an inf
+    gradient is skipped, the scale backs off, and training matches the reference."""
+    fused_model, ref_model = make_model(), make_model()
+    fused, ref = build(request, case, fused_model, ref_model)
+    scalers = [torch.amp.GradScaler("cpu", init_scale=2.0 ** 10) for _ in range(2)]
+    for i, batch in enumerate(batches(10)):
+        for model, opt, scaler in ((fused_model, fused, scalers[0]), (ref_model, ref, scalers[1])):
+            opt.zero_grad()
+            scaler.scale(loss_of(model, batch)).backward()
+            if i == 4:
+                model.fc.weight.grad[0, 0] = float("inf")
+                before = [p.detach().clone() for p in model.parameters()]
+            scaler.unscale_(opt)
+            scaler.step(opt)
+            scaler.update()
+            if i == 4:
+                assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    assert scalers[0].get_scale() == scalers[1].get_scale() < 2.0 ** 10
+    assert_models_match(fused_model, ref_model)
+
+
+def _synthetic_steps(model, opt, steps, dtype, seed=3):
+    """Steps with gradients that do not depend on the parameters, so rounding differences stay
+    rounding differences instead of feeding back through the loss."""
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(steps):
+        for p in model.parameters():
+            p.grad = torch.randn(p.shape, generator=gen).to(dtype)
+        opt.step()
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@cases(DEFAULTS)
+def test_low_precision(request, case, dtype):
+    """bf16 / fp16 parameters stay in their dtype and follow the reference run in that dtype to
+    within a few units of its precision (Adam-type kernels compute in fp32 internally, as torch's
+    fused=True does; the others run the reference's ops in the same dtype)."""
+    cls, source, name, options = case
+    if dtype == torch.float16 and name != "SGD":  # eps=1e-8 underflows in fp16, in references too
+        options = {**options, ("e" if name == "BertAdam" else "eps"): 1e-3}
+    # torch's half-precision Adam semantics are its fused kernel's (fp32 math inside)
+    ref_only = {"fused": True} if name in ("Adam", "AdamW") else {}
+    case = (cls, source, name, options)
+    fused_model, ref_model = make_model(dtype=dtype), make_model(dtype=dtype)
+    fused, ref = build(request, case, fused_model, ref_model, **ref_only)
+    _synthetic_steps(fused_model, fused, 10, dtype)
+    _synthetic_steps(ref_model, ref, 10, dtype)
+    assert all(p.dtype == dtype and p.grad.dtype == dtype for p in fused_model.parameters())
+    assert_models_match(fused_model, ref_model, rtol=4 * torch.finfo(dtype).eps)
+    assert_moved(fused_model, make_model(dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_low_precision_adam_equals_torch_fused(dtype):
+    fused_model, ref_model = make_model(dtype=dtype), make_model(dtype=dtype)
+    fused = fo.FusedAdam(fused_model.parameters(), lr=1e-2, weight_decay=0.1)
+    ref = torch.optim.Adam(ref_model.parameters(), lr=1e-2, weight_decay=0.1, fused=True)
+    _synthetic_steps(fused_model, fused, 10, dtype)
+    _synthetic_steps(ref_model, ref, 10, dtype)
+    assert_models_match(fused_model, ref_model, rtol=0.0)
+
+
+@cases(DEFAULTS)
+def test_channels_last_is_kept(request, case):
+    fused_model = make_model(channels_last=True)
+    ref_model = make_model(channels_last=True)
+    fused, ref = build(request, case, fused_model, ref_model)
+    cl = torch.channels_last
+    assert fused_model.conv.weight.is_contiguous(memory_format=cl)
+    assert not fused_model.conv.weight.is_contiguous()
+    data = batches(10)
+    train(fused_model, fused, data)
+    train(ref_model, ref, data)
+    assert fused_model.conv.weight.is_contiguous(memory_format=cl)
+    assert fused_model.conv.weight.grad.is_contiguous(memory_format=cl)
+    assert_models_match(fused_model, ref_model)
+
+
+def test_model_moved_after_construction_is_relaid():
+    """model.double() gives the parameters new storage: the next step notices and rebuilds."""
+    fused_model, ref_model = make_model(), make_model()
+    fused = fo.FusedAdam(fused_model.parameters(), lr=1e-2)
+    ref = torch.optim.Adam(ref_model.parameters(), lr=1e-2)
+    data = batches(10)
+    train(fused_model, fused, data[:5])
+    train(ref_model, ref, data[:5])
+    fused_model.double()
+    ref_model.double()
+    for opt in (fused, ref):  # torch keeps fp32 state for fp64 params; keep the runs alike
+        for state in opt.state.values():
+            for k, v in state.items():
+                if k != "step":
+                    state[k] = v.double() if opt is ref else v
+    data64 = [(x.double(), y.double()) for x, y in data[5:]]
+    train(fused_model, fused, data64)
+    train(ref_model, ref, data64)
+    assert all(p.dtype == torch.float64 for p in fused_model.parameters())
+    assert len({_storage(p) for p in fused_model.parameters()}) == 1
+    assert_models_match(fused_model, ref_model)
+
+
+def test_clip_grad_norm_fused_matches_torch():
+    fused_model, ref_model = make_model(), make_model()
+    fused = fo.FusedSGD(fused_model.parameters(), lr=0.1)
+    batch = batches(1)[0]
+    for model in (fused_model, ref_model):
+        loss_of(model, batch).backward()
+    fused_model.head.bias.grad = None
+    ref_model.head.bias.grad = None
+    for norm_type in (2.0, float("inf"), 1.0):
+        total = fused.clip_grad_norm_fused_(0.05, norm_type=norm_type)
+        expected = torch.nn.utils.clip_grad_norm_(ref_model.parameters(), 0.05, norm_type=norm_type)
+        assert torch.allclose(total, expected, rtol=1e-6)
+        if norm_type == 2.0:
+            assert total > 0.1  # the clip really scaled the gradients down
+        for a, b in zip(fused_model.parameters(), ref_model.parameters()):
+            assert (a.grad is None) == (b.grad is None)
+            if a.grad is not None:
+                assert torch.allclose(a.grad, b.grad, rtol=1e-6, atol=1e-9)
+
+
+def test_clip_grad_norm_fused_ignores_stale_grads_of_params_set_to_none():
+    model = make_model()
+    opt = fo.FusedSGD(model.parameters(), lr=0.1)
+    loss_of(model, batches(1)[0]).backward()
+    full = opt.clip_grad_norm_fused_(1e9)
+    model.fc.weight.grad = None
+    partial = opt.clip_grad_norm_fused_(1e9)
+    rest = torch.nn.utils.get_total_norm([p.grad for p in model.parameters() if p.grad is not None])
+    assert partial < full
+    assert torch.allclose(partial, rest, rtol=1e-6)
