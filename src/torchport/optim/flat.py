@@ -37,7 +37,7 @@ from .segments import Block, blocks_of
 ALIGN = 16
 # Elementwise math on CPU walks the flat buffer in pieces this long: streaming a 100 MB buffer once
 # per op through DRAM is slower than torch's per-parameter loop; pieces keep the op chain in cache.
-CPU_CHUNK = 1 << 16
+CPU_CHUNK = 1 << 18
 # Devices whose torch build has the ``torch._fused_*`` optimizer kernels.
 FUSED_KERNEL_DEVICES = {"cpu", "cuda", "mps", "xpu"}
 SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
@@ -84,6 +84,7 @@ class Bucket:
             lo, _ = self.group_ranges.get(seg.group, (i, i))
             self.group_ranges[seg.group] = (lo, i + 1)
         self.inactive: list[Segment] = []
+        self.links: list[tuple] = []  # (segment, param, grad view), for the per-step link check
 
     def view(self, flat: torch.Tensor, seg: Segment) -> torch.Tensor:
         return flat.as_strided(seg.shape, seg.stride, flat.storage_offset() + seg.offset)
@@ -338,6 +339,9 @@ class FlatOptimizer(torch.optim.Optimizer):
         self._buckets = buckets
         self._segments = [s for b in buckets for s in b.segments]
         self._seg_of = {id(s.param): s for s in self._segments}
+        self._ptrs = [(s.param, s.ptr) for s in self._segments if s.numel]
+        for bucket in buckets:
+            bucket.links = [(s, s.param, s.grad_view) for s in bucket.segments]
         self._uniform = {}
         self._run_cache = {}
         self._layout_ready = True
@@ -417,8 +421,8 @@ class FlatOptimizer(torch.optim.Optimizer):
         if not self._layout_ready:
             self._build()
             return
-        for seg in self._segments:
-            if seg.numel and seg.param.data_ptr() != seg.ptr:
+        for p, ptr in self._ptrs:
+            if p.data_ptr() != ptr:
                 self._build()
                 return
 
@@ -427,7 +431,9 @@ class FlatOptimizer(torch.optim.Optimizer):
         self._follow_moves()
         for bucket in self._buckets:
             inactive = []
-            for seg in bucket.segments:
+            # the common case (every grad is still our view) costs one identity test per param
+            stale = [seg for seg, p, view in bucket.links if p.grad is not view]
+            for seg in stale:
                 p = seg.param
                 g = p.grad
                 if g is seg.grad_view:

@@ -1,0 +1,200 @@
+"""Step time of torchport's fused optimizers against the reference implementations, measured
+interleaved in one run.
+
+Two parameter sets: (a) ResNet-50's parameter shapes (161 tensors, 25.6 M elements) and (b) 2000
+tensors of 1000 elements. Gradients are preset random tensors and only ``step()`` is timed. Each
+round runs one step of every variant, in a rotating order, and the table shows medians. For each
+optimizer the fused version is compared with every variant of the reference with the same math:
+torch.optim's for-loop, ``foreach=True`` and ``fused=True`` where they exist, timm's for-loop and
+``foreach=True``, pytorch-pretrained-bert's BertAdam.
+
+Goals (issue 4): (b) at least 5x faster than the fastest reference variant; (a) within 1.1x of
+torch's ``fused=True`` for SGD/Adam/AdamW, at least 1.5x faster than the for-loop elsewhere.
+
+    python bench/optim.py            # full run, a few minutes on 2 cores
+    python bench/optim.py --quick    # a smoke run
+    python bench/optim.py --only Adam,Lamb --case b
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import importlib.util
+import statistics
+import sys
+import time
+import types
+from pathlib import Path
+
+import torch
+
+import torchport.optim as fo
+
+
+def resnet50_shapes() -> list[tuple[int, ...]]:
+    """The 161 parameter shapes of torchvision's resnet50 (built here, without torchvision)."""
+    shapes = [(64, 3, 7, 7), (64,), (64,)]
+    inplanes = 64
+    for width, blocks in ((64, 3), (128, 4), (256, 6), (512, 3)):
+        for b in range(blocks):
+            shapes += [(width, inplanes, 1, 1), (width,), (width,),
+                       (width, width, 3, 3), (width,), (width,),
+                       (width * 4, width, 1, 1), (width * 4,), (width * 4,)]
+            if b == 0:
+                shapes += [(width * 4, inplanes, 1, 1), (width * 4,), (width * 4,)]
+            inplanes = width * 4
+    return shapes + [(1000, 2048), (1000,)]
+
+
+CASES = {
+    "a": ("ResNet-50 shapes", resnet50_shapes),
+    "b": ("2000 x 1000", lambda: [(1000,)] * 2000),
+}
+
+
+def _timm():
+    """timm's optimizer modules, loaded without timm's package __init__ (which needs torchvision)."""
+    spec = importlib.util.find_spec("timm")
+    if spec is None:
+        return None
+    root = Path(list(spec.submodule_search_locations)[0])
+    for name, path in (("timm", root), ("timm.optim", root / "optim")):
+        stub = types.ModuleType(name)
+        stub.__path__ = [str(path)]
+        sys.modules.setdefault(name, stub)
+    return types.SimpleNamespace(**{
+        n: getattr(importlib.import_module(f"timm.optim.{m}"), n)
+        for m, n in (("lamb", "Lamb"), ("adamp", "AdamP"), ("rmsprop_tf", "RMSpropTF"))})
+
+
+def _bert():
+    spec = importlib.util.find_spec("pytorch_pretrained_bert")
+    if spec is None:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "optimization.py"
+    mspec = importlib.util.spec_from_file_location("_bench_bert_optimization", path)
+    module = importlib.util.module_from_spec(mspec)
+    mspec.loader.exec_module(module)
+    import logging
+    logging.getLogger(module.__name__).setLevel(logging.ERROR)
+    return module
+
+
+def optimizers(timm, bert):
+    """name -> (fused factory, kwargs, {variant label: reference factory}), kwargs shared."""
+    t = torch.optim
+    table = {
+        "SGD": (fo.FusedSGD, dict(lr=0.1, momentum=0.9, weight_decay=1e-4),
+                {"for-loop": lambda p, **k: t.SGD(p, foreach=False, **k),
+                 "foreach": lambda p, **k: t.SGD(p, foreach=True, **k),
+                 "fused": lambda p, **k: t.SGD(p, fused=True, **k)}),
+        "Adam": (fo.FusedAdam, dict(lr=1e-3),
+                 {"for-loop": lambda p, **k: t.Adam(p, foreach=False, **k),
+                  "foreach": lambda p, **k: t.Adam(p, foreach=True, **k),
+                  "fused": lambda p, **k: t.Adam(p, fused=True, **k)}),
+        "AdamW": (fo.FusedAdamW, dict(lr=1e-3),
+                  {"for-loop": lambda p, **k: t.AdamW(p, foreach=False, **k),
+                   "foreach": lambda p, **k: t.AdamW(p, foreach=True, **k),
+                   "fused": lambda p, **k: t.AdamW(p, fused=True, **k)}),
+        "Adadelta": (fo.FusedAdadelta, dict(),
+                     {"for-loop": lambda p, **k: t.Adadelta(p, foreach=False, **k),
+                      "foreach": lambda p, **k: t.Adadelta(p, foreach=True, **k)}),
+        "RMSprop": (fo.FusedRMSprop, dict(lr=1e-2, momentum=0.9),
+                    {"for-loop": lambda p, **k: t.RMSprop(p, foreach=False, **k),
+                     "foreach": lambda p, **k: t.RMSprop(p, foreach=True, **k)}),
+    }
+    if timm is not None:
+        table["Lamb"] = (fo.FusedLamb, dict(lr=1e-3),
+                         {"timm for-loop": lambda p, **k: timm.Lamb(p, foreach=False, **k),
+                          "timm foreach": lambda p, **k: timm.Lamb(p, foreach=True, **k)})
+        table["AdamP"] = (fo.FusedAdamP, dict(lr=1e-3, weight_decay=1e-4),
+                          {"timm for-loop": lambda p, **k: timm.AdamP(p, **k)})
+        table["RMSpropTF"] = (fo.FusedRMSpropTF, dict(lr=1e-2, momentum=0.9, eps=1e-3),
+                              {"timm for-loop": lambda p, **k: timm.RMSpropTF(p, foreach=False, **k),
+                               "timm foreach": lambda p, **k: timm.RMSpropTF(p, foreach=True, **k)})
+    if bert is not None:
+        table["BertAdam"] = (fo.FusedBertAdam, dict(lr=1e-3, warmup=0.1, t_total=10000),
+                             {"BERT for-loop": lambda p, **k: bert.BertAdam(p, **k)})
+    return table
+
+
+def make_params(shapes, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    params = []
+    for s in shapes:
+        p = torch.nn.Parameter(torch.randn(s, generator=g) * 0.05)
+        p.grad = torch.randn(s, generator=g) * 1e-3
+        params.append(p)
+    return params
+
+
+def measure(name, fused_cls, kwargs, refs, shapes, rounds, warmup=3):
+    variants = {"torchport": lambda p, **k: fused_cls(p, **k), **refs}
+    opts = {}
+    for label, factory in variants.items():
+        opts[label] = factory(make_params(shapes), **kwargs)
+    times = {label: [] for label in opts}
+    labels = list(opts)
+    for r in range(warmup + rounds):
+        order = labels[r % len(labels):] + labels[:r % len(labels)]
+        for label in order:
+            opt = opts[label]
+            start = time.perf_counter()
+            opt.step()
+            elapsed = time.perf_counter() - start
+            if r >= warmup:
+                times[label].append(elapsed * 1e3)
+    del opts
+    gc.collect()
+    return {label: statistics.median(ts) for label, ts in times.items()}
+
+
+def verdict(name, case, med) -> tuple[str, str, bool]:
+    """(goal text, achieved text, met) for one optimizer and case."""
+    ours = med["torchport"]
+    refs = {k: v for k, v in med.items() if k != "torchport"}
+    fastest = min(refs, key=refs.get)
+    if case == "b":
+        speedup = refs[fastest] / ours
+        return f">= 5x vs {fastest}", f"{speedup:.1f}x", speedup >= 5
+    if "fused" in refs:
+        ratio = ours / refs["fused"]
+        return "<= 1.1x torch fused", f"{ratio:.2f}x", ratio <= 1.1
+    loop = next(k for k in refs if "for-loop" in k)
+    speedup = refs[loop] / ours
+    return f">= 1.5x vs {loop}", f"{speedup:.2f}x", speedup >= 1.5
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="few rounds: a smoke run")
+    parser.add_argument("--only", default="", help="comma-separated optimizer names")
+    parser.add_argument("--case", default="ab", help="a, b or ab")
+    parser.add_argument("--rounds", type=int, default=0, help="override the number of rounds")
+    args = parser.parse_args(argv)
+    table = optimizers(_timm(), _bert())
+    names = [n for n in table if not args.only or n in args.only.split(",")]
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; step() medians in ms")
+    print(f"{'optimizer':<10} {'case':<17} {'torchport':>9}  {'reference variants (ms)':<58} "
+          f"{'goal':<26} {'got':>7}  met")
+    missed = 0
+    for case in args.case:
+        label, shapes_fn = CASES[case]
+        shapes = shapes_fn()
+        rounds = args.rounds or ((3 if case == "a" else 5) if args.quick else (12 if case == "a" else 30))
+        for name in names:
+            fused_cls, kwargs, refs = table[name]
+            med = measure(name, fused_cls, kwargs, refs, shapes, rounds)
+            goal, got, met = verdict(name, case, med)
+            missed += not met
+            others = ", ".join(f"{k} {v:.2f}" for k, v in med.items() if k != "torchport")
+            print(f"{name:<10} ({case}) {label:<13} {med['torchport']:>9.2f}  {others:<58} "
+                  f"{goal:<26} {got:>7}  {'yes' if met else 'NO'}", flush=True)
+    print(f"{missed} goal(s) missed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
