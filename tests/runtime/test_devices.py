@@ -101,6 +101,15 @@ def test_load_restores_cuda_checkpoints_on_the_target(runtime_on):
     assert loaded["w"].device.type == "cpu" and torch.equal(loaded["w"], torch.arange(4.0))
 
 
+def test_generators_for_cuda_are_made_for_the_target(runtime_on):
+    real = torch.Generator
+    runtime_on("cpu")
+    generator = torch.Generator(device="cuda").manual_seed(3)
+    assert type(generator) is real and isinstance(generator, torch.Generator)
+    assert generator.device.type == "cpu"
+    assert torch.equal(torch.rand(2, generator=generator), torch.rand(2, generator=real().manual_seed(3)))
+
+
 def test_set_default_device_and_device_context(runtime_on):
     runtime_on("cpu")
     try:

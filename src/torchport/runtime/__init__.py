@@ -8,6 +8,19 @@
 Every patch is derived from the verdicts in `torchport.targets` (the same ones `torchport migrate`
 applies to source), every redirected call site is logged once, and `undo()` puts back every
 original object. Importing this package does not import torch.
+
+What it does not do (by design or not yet):
+- Tensors live on the target, so `x.device.type == "cuda"`, `x.is_cuda` and `args.device == "cuda"`
+  checks in the script are False: its CUDA branch is not taken there. Faking them would lie to
+  torch and to libraries too; `torchport migrate` rewrites such comparisons in the source.
+- `torch.distributed.get_backend()` answers the real backend ("gloo"), not "nccl".
+- Names copied out of torch before patching (`from torch import zeros` above `import
+  torchport.auto`) keep the originals; `torchport run` and TORCHPORT_TARGET patch before the script
+  runs, so only explicit imports of torchport.auto placed late are affected.
+- Module objects and plain values of torch.cuda (`torch.cuda.nvtx`, `torch.cuda.has_magma`,
+  `torch.cuda.default_generators`) are left alone; a CUDA_VISIBLE_DEVICES set by the script itself
+  (after start-up) is not seen.
+- Subclassing a patched class (`class S(torch.cuda.amp.GradScaler)`) is not supported.
 """
 
 from __future__ import annotations

@@ -43,26 +43,45 @@ class CallLog:
         self.header = header
         self.announce = announce  # print the one-line summary to stderr at the end
         self._file = None
-        self._seen: set = set()
         self._closed = False
+        self._inside: dict = {}  # code object -> whether it lies in torch or torchport
+        self._calls: dict = {}  # (code, line, api) -> number of calls
         self.sites: list[tuple[str, object]] = []  # (file:line, verdict) in order of first call
-        self.calls: Counter = Counter()  # verdict.api -> number of calls
 
     def note(self, verdict, depth: int = 1) -> None:
-        """Record a call of `verdict.api`; `depth` is how far the caller is above our caller."""
-        self.calls[verdict.api] += 1
-        frame = report_frame(sys._getframe(depth + 1))
-        key = (frame.f_code, frame.f_lineno, verdict.api)
-        if key in self._seen:
+        """Record a call of `verdict.api`; `depth` is how far the caller is above our caller.
+
+        The fast path (a call site seen before) is two dict look-ups: frames in torch or torchport
+        are recognised once per code object and only then walked past."""
+        frame = sys._getframe(depth + 1)
+        code = frame.f_code
+        inside = self._inside.get(code)
+        if inside is None:
+            inside = self._inside[code] = report_frame(frame) is not frame
+        if inside:
+            frame = report_frame(frame)
+            code = frame.f_code
+        key = (code, frame.f_lineno, verdict.api)
+        count = self._calls.get(key)
+        if count is not None:
+            self._calls[key] = count + 1
             return
-        self._seen.add(key)
-        site = f"{_short(frame.f_code.co_filename)}:{frame.f_lineno}"
+        self._calls[key] = 1
+        site = f"{_short(code.co_filename)}:{frame.f_lineno}"
         self.sites.append((site, verdict))
         self._write(f"{site}  {verdict.describe()}")
 
+    @property
+    def calls(self) -> Counter:
+        """verdict.api -> number of calls, over all call sites."""
+        totals: Counter = Counter()
+        for (_, _, api), count in self._calls.items():
+            totals[api] += count
+        return totals
+
     def note_at(self, site: str, verdict) -> None:
         """Record a change made once at start-up, with no call site (an environment variable)."""
-        self.calls[verdict.api] += 1
+        self._calls[(None, site, verdict.api)] = 1
         self.sites.append((site, verdict))
         self._write(f"{site}  {verdict.describe()}")
 
@@ -72,10 +91,11 @@ class CallLog:
 
     def summary_lines(self) -> list[str]:
         counts = ", ".join(f"{n} {kind}" for kind, n in self.counts().items())
-        lines = [f"# summary: {len(self.sites)} call sites, {sum(self.calls.values())} calls: {counts}"]
+        calls = self.calls
+        lines = [f"# summary: {len(self.sites)} call sites, {sum(calls.values())} calls: {counts}"]
         per_api = Counter(verdict.api for _, verdict in self.sites)
         for api, sites in sorted(per_api.items()):
-            lines.append(f"#   {api}: {sites} site{'s' * (sites != 1)}, {self.calls[api]} calls")
+            lines.append(f"#   {api}: {sites} site{'s' * (sites != 1)}, {calls[api]} calls")
         return lines
 
     def close(self) -> None:

@@ -132,24 +132,38 @@ def _amp_action(session, name: str, original):
         real = torch.amp.GradScaler
         return lambda *args, **kwargs: real(device_type, *args, **kwargs)
     if name == "autocast":
-        real = torch.amp.autocast
-        signature = inspect.signature(original.__init__)
-
-        def autocast(*args, **kwargs):
-            bound = signature.bind(None, *args, **kwargs)
-            bound.apply_defaults()
-            options = dict(bound.arguments)
-            options.pop(next(iter(signature.parameters)))  # self
-            options["dtype"] = session.autocast_dtype(options.get("dtype"))
-            return real(device_type, **options)
-
-        return autocast
+        return _autocast_action(session, torch.amp.autocast, original)
     real = getattr(torch.amp, name)  # custom_fwd, custom_bwd
 
     def decorator(function=None, **kwargs):
         return real(function, device_type=device_type, **kwargs)
 
     return decorator
+
+
+def _autocast_action(session, real, original):
+    """torch.cuda.amp.autocast(enabled, dtype, cache_enabled) -> torch.amp.autocast(device_type, ...).
+    Written out for the signature torch has had since 1.6 (it is entered every step); any other
+    signature is bound generically."""
+    device_type = session.device_type
+    parameters = dict(inspect.signature(original.__init__).parameters)
+    parameters.pop(next(iter(parameters)))  # self
+    defaults = {name: parameter.default for name, parameter in parameters.items()}
+    if list(defaults) == ["enabled", "dtype", "cache_enabled"]:
+        def autocast(enabled=defaults["enabled"], dtype=defaults["dtype"], cache_enabled=defaults["cache_enabled"]):
+            return real(device_type, dtype=session.autocast_dtype(dtype), enabled=enabled,
+                        cache_enabled=cache_enabled)
+        return autocast
+    signature = inspect.Signature(list(parameters.values()))
+
+    def autocast_bound(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        options = dict(bound.arguments)
+        options["dtype"] = session.autocast_dtype(options.get("dtype"))
+        return real(device_type, **options)
+
+    return autocast_bound
 
 
 def _raiser(session, verdict):

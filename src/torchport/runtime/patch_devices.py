@@ -23,6 +23,7 @@ def install(session) -> None:
     import torch
 
     _patch_device_class(session, torch)
+    _patch_generator_class(session, torch)
     for name in sorted(device_apis.FACTORIES):
         original = getattr(torch, name, None)
         if original is not None:
@@ -51,12 +52,13 @@ def _patch_device_class(session, torch) -> None:
     real = torch.device
     mapper = session.mapper
 
-    def construct(*args, **kwargs):
+    def construct(cls, *args, **kwargs):
         first = args[0] if args else kwargs.get("type")
-        if type(first) is str and not first.startswith("cuda"):
+        kind = type(first)
+        if (kind is str and not first.startswith("cuda")) or (kind is real and first.type != "cuda"):
             return real(*args, **kwargs)
         is_cuda, index = cuda_index(first)
-        if not is_cuda or top_package(sys._getframe(2)) == "torch":
+        if not is_cuda or top_package(sys._getframe(1)) == "torch":
             return real(*args, **kwargs)  # torch's own CUDA literals (`torch.device("cuda") in devices`)
         if len(args) > 1:
             index = args[1]
@@ -64,21 +66,36 @@ def _patch_device_class(session, torch) -> None:
             index = kwargs["index"]
         result = real(mapper.spelling(index))
         shown = f"cuda:{index}" if index is not None else "cuda"
-        session.note_device("torch.device", shown, str(result), depth=2)
+        session.note_device("torch.device", shown, str(result), depth=1)
         return result
 
-    session.book.replace(torch, "device", class_proxy(real, construct))
+    session.book.replace(torch, "device", class_proxy(real, construct, as_call=True))
+
+
+def _patch_generator_class(session, torch) -> None:
+    """`torch.Generator(device="cuda")` makes a generator for the target's device."""
+    real, mapper = torch.Generator, session.mapper
+
+    def construct(cls, device="cpu"):
+        new = mapper.map(device)
+        if new is not None:
+            session.note_device("torch.Generator", device, new, keyword="device")
+            device = new
+        return real(device)
+
+    session.book.replace(torch, "Generator", class_proxy(real, construct, as_call=True))
 
 
 def _keyword_mapper(session, api: str, original):
     """A wrapper that maps the `device=` keyword (factories, `Tensor.new_*`)."""
-    kinds, to_target, note = session.mapper.kinds, session.mapper.map, session.note_device
+    to_target, note, real = session.mapper.map, session.note_device, session.mapper.real_device
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         if kwargs:
             device = kwargs.get("device")
-            if type(device) in kinds:
+            kind = type(device)  # inlined "may be a CUDA device": a hot path
+            if (kind is str and device.startswith("cuda")) or kind is int or (kind is real and device.type == "cuda"):
                 new = to_target(device)
                 if new is not None:
                     note(api, device, new, keyword="device")
@@ -90,18 +107,22 @@ def _keyword_mapper(session, api: str, original):
 
 def _to_mapper(session, api: str, original):
     """A wrapper for `.to(...)`: the first positional argument or `device=` may be a device."""
-    kinds, to_target, note = session.mapper.kinds, session.mapper.map, session.note_device
+    to_target, note, real = session.mapper.map, session.note_device, session.mapper.real_device
 
     @functools.wraps(original)
     def wrapper(self, *args, **kwargs):
-        if args and type(args[0]) in kinds:
-            new = to_target(args[0])
-            if new is not None:
-                note(api, args[0], new)
-                args = (new, *args[1:])
+        if args:
+            first = args[0]
+            kind = type(first)  # inlined "may be a CUDA device": a hot path
+            if (kind is str and first.startswith("cuda")) or kind is int or (kind is real and first.type == "cuda"):
+                new = to_target(first)
+                if new is not None:
+                    note(api, first, new)
+                    args = (new, *args[1:])
         if kwargs:
             device = kwargs.get("device")
-            if type(device) in kinds:
+            kind = type(device)
+            if (kind is str and device.startswith("cuda")) or kind is int or (kind is real and device.type == "cuda"):
                 new = to_target(device)
                 if new is not None:
                     note(api, device, new, keyword="device")

@@ -8,9 +8,11 @@ patched class is a small proxy class: its metaclass routes construction to a fun
 from __future__ import annotations
 
 
-def class_proxy(original: type, construct, also: tuple = ()) -> type:
+def class_proxy(original: type, construct, also: tuple = (), as_call: bool = False) -> type:
     """A class named like `original` whose call is `construct(*args, **kwargs)` and for which
-    `isinstance(x, proxy)` is true for instances of `original` or of any class in `also`."""
+    `isinstance(x, proxy)` is true for instances of `original` or of any class in `also`.
+    With `as_call`, `construct(cls, *args, **kwargs)` is the metaclass's __call__ itself (one
+    Python frame less, for hot constructors such as torch.device)."""
     kinds = (original, *also)
 
     class ProxyMeta(type):
@@ -26,6 +28,8 @@ def class_proxy(original: type, construct, also: tuple = ()) -> type:
         def __repr__(cls):
             return f"<torchport proxy for {original.__module__}.{original.__qualname__}>"
 
+    if as_call:
+        ProxyMeta.__call__ = construct
     namespace = {
         "__module__": original.__module__,
         "__qualname__": original.__qualname__,
