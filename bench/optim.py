@@ -3,7 +3,8 @@ interleaved in one run.
 
 Two parameter sets: (a) ResNet-50's parameter shapes (161 tensors, 25.6 M elements) and (b) 2000
 tensors of 1000 elements. Gradients are preset random tensors and only ``step()`` is timed. Each
-round runs one step of every variant, in a rotating order, and the table shows medians. For each
+round runs one step of every variant, in a rotating order, and the table shows medians
+(``--stat min`` shows minima, which filter out other processes' load on a shared machine). For each
 optimizer the fused version is compared with every variant of the reference with the same math:
 torch.optim's for-loop, ``foreach=True`` and ``fused=True`` where they exist, timm's for-loop and
 ``foreach=True``, pytorch-pretrained-bert's BertAdam.
@@ -22,6 +23,7 @@ import argparse
 import gc
 import importlib
 import importlib.util
+import os
 import statistics
 import sys
 import time
@@ -130,7 +132,7 @@ def make_params(shapes, seed=0):
     return params
 
 
-def measure(name, fused_cls, kwargs, refs, shapes, rounds, warmup=3):
+def measure(name, fused_cls, kwargs, refs, shapes, rounds, warmup=3, stat=statistics.median):
     variants = {"torchport": lambda p, **k: fused_cls(p, **k), **refs}
     opts = {}
     for label, factory in variants.items():
@@ -148,7 +150,7 @@ def measure(name, fused_cls, kwargs, refs, shapes, rounds, warmup=3):
                 times[label].append(elapsed * 1e3)
     del opts
     gc.collect()
-    return {label: statistics.median(ts) for label, ts in times.items()}
+    return {label: stat(ts) for label, ts in times.items()}
 
 
 def verdict(name, case, med) -> tuple[str, str, bool]:
@@ -173,10 +175,15 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="", help="comma-separated optimizer names")
     parser.add_argument("--case", default="ab", help="a, b or ab")
     parser.add_argument("--rounds", type=int, default=0, help="override the number of rounds")
+    parser.add_argument("--stat", choices=("median", "min"), default="median",
+                        help="statistic of the per-round times (min filters other processes' load)")
     args = parser.parse_args(argv)
     table = optimizers(_timm(), _bert())
     names = [n for n in table if not args.only or n in args.only.split(",")]
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; step() medians in ms")
+    stat = statistics.median if args.stat == "median" else min
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, load average {load:.1f}; "
+          f"step() {args.stat} in ms")
     print(f"{'optimizer':<10} {'case':<17} {'torchport':>9}  {'reference variants (ms)':<58} "
           f"{'goal':<26} {'got':>7}  met")
     missed = 0
@@ -186,7 +193,7 @@ def main(argv=None) -> int:
         rounds = args.rounds or ((3 if case == "a" else 5) if args.quick else (12 if case == "a" else 30))
         for name in names:
             fused_cls, kwargs, refs = table[name]
-            med = measure(name, fused_cls, kwargs, refs, shapes, rounds)
+            med = measure(name, fused_cls, kwargs, refs, shapes, rounds, stat=stat)
             goal, got, met = verdict(name, case, med)
             missed += not met
             others = ", ".join(f"{k} {v:.2f}" for k, v in med.items() if k != "torchport")

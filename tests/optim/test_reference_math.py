@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from _optim_cases import GRID, build, cases
+from _optim_cases import DEFAULTS, GRID, build, cases
 from _optim_harness import assert_models_match, assert_moved, batches, make_model, train
 
 import torchport.optim.flat as flat
@@ -21,9 +21,10 @@ def test_matches_reference(request, case):
     assert_moved(fused_model, make_model())
 
 
-@cases([c for c in GRID if c[2] in ("SGD", "Adam", "AdamW")])
+@cases([c for c in GRID if c[2] in ("SGD", "Adam", "AdamW")] + DEFAULTS[3:])
 def test_pure_op_path_matches_reference(request, case, monkeypatch):
-    """Devices without torch's _fused_* kernels take the chunked pure-op path."""
+    """Devices without torch's _fused_* kernels take the chunked pure-op path; tiny chunks put
+    chunk boundaries inside parameters and split runs into many pieces."""
     monkeypatch.setattr(flat, "FUSED_KERNEL_DEVICES", set())
     monkeypatch.setattr(flat, "CPU_CHUNK", 100)  # many chunks, with boundaries inside parameters
     fused_model, ref_model = make_model(), make_model()

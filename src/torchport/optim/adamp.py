@@ -51,33 +51,30 @@ class FusedAdamP(FlatOptimizer):
         beta1, beta2 = (scalar(b) for b in group["betas"])
         bc1, bc2 = 1 - beta1 ** run.step, 1 - beta2 ** run.step
         step_size = lr / bc1
-        p, g = run.params, run.grads
-        m, v = run.state("exp_avg"), run.state("exp_avg_sq")
-        perturb = run.scratch("perturb")
-        for c in run.chunks():
-            gc, mc, vc = g[c], m[c], v[c]
-            mc.mul_(beta1).add_(gc, alpha=1 - beta1)
-            vc.mul_(beta2).addcmul_(gc, gc, value=1 - beta2)
-            denom = (vc.sqrt() / math.sqrt(bc2)).add_(group["eps"])
+        for piece in run.pieces():
+            p, g = piece.params, piece.grads
+            m, v = piece.state("exp_avg"), piece.state("exp_avg_sq")
+            m.mul_(beta1).add_(g, alpha=1 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+            denom = v.sqrt().div_(math.sqrt(bc2)).add_(eps)
             if group["nesterov"]:
-                torch.div(beta1 * mc + (1 - beta1) * gc, denom, out=perturb[c])
+                perturb = torch.div(beta1 * m + (1 - beta1) * g, denom, out=piece.scratch("perturb"))
             else:
-                torch.div(mc, denom, out=perturb[c])
-        for block in run.blocks:
-            projected = None
-            if len(block.shape) > 1:
-                projected = self._project(block, p, g, perturb, group, eps)
-            if wd > 0:
-                if projected is None:
-                    block.matrix(p).mul_(1.0 - lr * wd)
-                else:
-                    # the multiplier in at least float32, as torch does with timm's Python scalar
-                    decay = torch.where(projected, 1.0 - lr * wd * group["wd_ratio"], 1.0 - lr * wd)
-                    if p.dtype == torch.float64:
-                        decay = decay.double()
-                    block.matrix(p).mul_(decay.unsqueeze(1))
-        for c in run.chunks():
-            p[c].add_(perturb[c], alpha=-step_size)
+                perturb = torch.div(m, denom, out=piece.scratch("perturb"))
+            for block in piece.blocks:
+                projected = None
+                if len(block.shape) > 1:
+                    projected = self._project(block, p, g, perturb, group, eps)
+                if wd > 0:
+                    if projected is None:
+                        block.matrix(p).mul_(1.0 - lr * wd)
+                    else:
+                        # the multiplier in at least fp32, as torch does with timm's Python scalar
+                        decay = torch.where(projected, 1.0 - lr * wd * group["wd_ratio"], 1.0 - lr * wd)
+                        if p.dtype == torch.float64:
+                            decay = decay.double()
+                        block.matrix(p).mul_(decay.unsqueeze(1))
+            p.add_(perturb, alpha=-step_size)
 
     @staticmethod
     def _project(block: Block, p, g, perturb, group, eps) -> torch.Tensor:

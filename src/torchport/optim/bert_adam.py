@@ -65,19 +65,18 @@ class FusedBertAdam(FlatOptimizer):
         b1, b2, e = scalar(group["b1"]), scalar(group["b2"]), scalar(group["e"])
         wd, max_norm = scalar(group["weight_decay"]), scalar(group["max_grad_norm"])
         lr = scalar(group["lr"]) * group["schedule"].get_lr(run.step - 1)
-        p, g = run.params, run.grads
-        m, v = run.state("next_m"), run.state("next_v")
-        if max_norm > 0:
-            blocks = run.blocks
-            norms = segment_norms(blocks, g)
-            coef = torch.clamp(max_norm / (norms + 1e-6), max=1.0)
-            for block, c in zip(blocks, split_per_block(coef, blocks)):
-                block.matrix(g).mul_(c.to(g.dtype))
-        for c in run.chunks():
-            pc, gc, mc, vc = p[c], g[c], m[c], v[c]
-            mc.mul_(b1).add_(gc, alpha=1 - b1)
-            vc.mul_(b2).addcmul_(gc, gc, value=1 - b2)
-            update = mc / (vc.sqrt() + e)
+        for piece in run.pieces():
+            p, g = piece.params, piece.grads
+            m, v = piece.state("next_m"), piece.state("next_v")
+            if max_norm > 0:
+                blocks = piece.blocks
+                norms = segment_norms(blocks, g)
+                coef = torch.clamp(max_norm / (norms + 1e-6), max=1.0)
+                for block, c in zip(blocks, split_per_block(coef, blocks)):
+                    block.matrix(g).mul_(c.to(g.dtype))
+            m.mul_(b1).add_(g, alpha=1 - b1)
+            v.mul_(b2).addcmul_(g, g, value=1 - b2)
+            update = m / v.sqrt().add_(e)
             if wd > 0.0:
-                update += wd * pc
-            pc.add_(-(lr * update))
+                update += wd * p
+            p.add_(-(lr * update))

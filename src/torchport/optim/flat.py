@@ -103,6 +103,7 @@ class Run:
         self.start = segs[lo].offset
         self.end = segs[hi - 1].offset + segs[hi - 1].numel
         self._blocks: list[Block] | None = None
+        self._pieces: list[Run] | None = None
 
     @property
     def group(self) -> dict:
@@ -141,6 +142,26 @@ class Run:
         step = CPU_CHUNK if self.bucket.device.type == "cpu" else n
         for a in range(0, n, max(step, 1)):
             yield slice(a, min(a + step, n))
+
+    def pieces(self) -> list["Run"]:
+        """This run cut at parameter boundaries into cache-sized sub-runs (on CPU; one piece
+        elsewhere), for math that needs whole parameters (per-parameter norms) and should still
+        find its data in cache. A parameter larger than the chunk size is a piece of its own."""
+        if self.bucket.device.type != "cpu":
+            return [self]
+        if self._pieces is None:
+            pieces, first, size = [], self.lo, 0
+            segs = self.bucket.segments
+            for i in range(self.lo, self.hi):
+                if i > first and size + segs[i].numel > CPU_CHUNK:
+                    pieces.append(Run(self.opt, self.bucket, self.group_index, first, i, self.step))
+                    first, size = i, 0
+                size += segs[i].numel
+            pieces.append(Run(self.opt, self.bucket, self.group_index, first, self.hi, self.step))
+            self._pieces = pieces
+        for piece in self._pieces:
+            piece.step = self.step
+        return self._pieces
 
     @property
     def blocks(self) -> list[Block]:

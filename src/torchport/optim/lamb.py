@@ -84,36 +84,31 @@ class FusedLamb(FlatOptimizer):
             wd_scale = lr ** 2 / scalar(group["max_lr_snapshot"])
         adapt = wd != 0 or group["always_adapt"]
         clip = self._clip.to(run.bucket.device) if self._clip is not None else None
-        p, g = run.params, run.grads
-        m, v = run.state("exp_avg"), run.state("exp_avg_sq")
-        update = run.scratch("update") if adapt else None
-        for c in run.chunks():
-            pc, mc, vc = p[c], m[c], v[c]
-            gc = g[c] / clip if clip is not None else g[c]
+        for piece in run.pieces():
+            p, g = piece.params, piece.grads
+            m, v = piece.state("exp_avg"), piece.state("exp_avg_sq")
+            g = g / clip if clip is not None else g
             if beta3 == 1 - beta1:
-                mc.lerp_(gc, beta3)
+                m.lerp_(g, beta3)
             else:
-                mc.mul_(beta1).add_(gc, alpha=beta3)
-            vc.mul_(beta2).addcmul_(gc, gc, value=1 - beta2)
-            denom = (vc.sqrt() / (bc2 ** 0.5)).add_(eps)
-            uc = (mc / bc1).div_(denom)
+                m.mul_(beta1).add_(g, alpha=beta3)
+            v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+            denom = v.sqrt().div_(bc2 ** 0.5).add_(eps)
+            update = torch.div(m, bc1, out=piece.scratch("update")).div_(denom)
             if wd != 0:
                 if decoupled:
-                    pc.add_(pc, alpha=-wd_scale * wd)
+                    p.add_(p, alpha=-wd_scale * wd)
                 else:
-                    uc.add_(pc, alpha=wd)
-            if adapt:
-                update[c] = uc
-            else:
-                pc.add_(uc, alpha=-lr)
-        if not adapt:
-            return
-        blocks = run.blocks
-        w_norm, u_norm = segment_norms(blocks, p), segment_norms(blocks, update)
-        ratio = torch.where(w_norm > 0, torch.where(u_norm > 0, w_norm / u_norm, 1.0), 1.0)
-        if group["trust_clip"]:
-            ratio = torch.clamp(ratio, max=1.0)
-        for block, r in zip(blocks, split_per_block(ratio, blocks)):
-            u2 = block.matrix(update)
-            u2.mul_(r)
-            block.matrix(p).add_(u2, alpha=-lr)
+                    update.add_(p, alpha=wd)
+            if not adapt:
+                p.add_(update, alpha=-lr)
+                continue
+            blocks = piece.blocks
+            w_norm, u_norm = segment_norms(blocks, p), segment_norms(blocks, update)
+            ratio = torch.where(w_norm > 0, torch.where(u_norm > 0, w_norm / u_norm, 1.0), 1.0)
+            if group["trust_clip"]:
+                ratio = torch.clamp(ratio, max=1.0)
+            for block, r in zip(blocks, split_per_block(ratio, blocks)):
+                u2 = block.matrix(update)
+                u2.mul_(r)
+                block.matrix(p).add_(u2, alpha=-lr)
