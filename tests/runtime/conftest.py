@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples"
 BIN = Path(sys.executable).parent
 
 
@@ -27,8 +25,14 @@ def runtime_on(tmp_path):
     runtime.undo()
 
 
-def run_tool(args, cwd, env=None, timeout=240):
-    """Run a command with the venv first on PATH; returns the CompletedProcess."""
+@pytest.fixture(scope="session")
+def run_tool():
+    """A function running a command as a process, with the venv first on PATH and without
+    TORCHPORT_TARGET inherited: run_tool(args, cwd, env=None) -> CompletedProcess (text)."""
+    return _run_tool
+
+
+def _run_tool(args, cwd, env=None, timeout=240):
     environment = dict(os.environ)
     environment.pop("TORCHPORT_TARGET", None)
     environment["PATH"] = f"{BIN}{os.pathsep}{environment.get('PATH', '')}"

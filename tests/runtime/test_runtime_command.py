@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 import textwrap
 
-from conftest import run_tool
-
 CUDA_SCRIPT = textwrap.dedent("""
     import sys
     import torch
@@ -24,7 +22,7 @@ def _one_line_error(result, *fragments):
         assert fragment in lines[0]
 
 
-def test_usage_errors_are_one_line(tmp_path):
+def test_usage_errors_are_one_line(tmp_path, run_tool):
     _one_line_error(run_tool(["torchport", "run"], tmp_path), "torchport run: error:", "script")
     _one_line_error(run_tool(["torchport", "run", "missing.py"], tmp_path), "no such script: missing.py")
     _one_line_error(run_tool(["torchport", "run", "-m", "no_such_module_x"], tmp_path), "no module named")
@@ -33,7 +31,7 @@ def test_usage_errors_are_one_line(tmp_path):
                     "target npu is not available here: torch_npu is not installed")
 
 
-def test_run_a_script_with_its_arguments_and_exit_status(tmp_path):
+def test_run_a_script_with_its_arguments_and_exit_status(tmp_path, run_tool):
     (tmp_path / "train.py").write_text(CUDA_SCRIPT + "raise SystemExit(3)\n")
     result = run_tool(["torchport", "run", "--target", "cpu", "--log", "my.log", "train.py", "--lr", "1"],
                       tmp_path)
@@ -44,14 +42,14 @@ def test_run_a_script_with_its_arguments_and_exit_status(tmp_path):
     assert "train.py:5  torch.cuda.synchronize -> (removed) [no-op]" in log
 
 
-def test_run_a_module(tmp_path):
+def test_run_a_module(tmp_path, run_tool):
     (tmp_path / "trainer.py").write_text(CUDA_SCRIPT)
     result = run_tool(["torchport", "run", "--target", "accelerator", "-m", "trainer", "a"], tmp_path)
     assert result.returncode == 0, result.stderr
     assert "ARGS ['a'] DEVICE cpu AVAILABLE True" in result.stdout
 
 
-def test_import_torchport_auto(tmp_path):
+def test_import_torchport_auto(tmp_path, run_tool):
     (tmp_path / "train.py").write_text("import torchport.auto\n" + CUDA_SCRIPT)
     result = run_tool([sys.executable, "train.py"], tmp_path, env={"TORCHPORT_TARGET": "cpu"})
     assert result.returncode == 0, result.stderr
@@ -59,7 +57,7 @@ def test_import_torchport_auto(tmp_path):
     assert "torch.cuda.synchronize" in (tmp_path / "torchport_run.log").read_text()
 
 
-def test_the_environment_variable_alone_activates_it(tmp_path):
+def test_the_environment_variable_alone_activates_it(tmp_path, run_tool):
     (tmp_path / "train.py").write_text(CUDA_SCRIPT)
     result = run_tool([sys.executable, "train.py"], tmp_path,
                       env={"TORCHPORT_TARGET": "cpu", "TORCHPORT_LOG": "env.log"})
@@ -68,6 +66,6 @@ def test_the_environment_variable_alone_activates_it(tmp_path):
     assert (tmp_path / "env.log").exists()
 
 
-def test_a_bad_environment_value_is_a_one_line_error(tmp_path):
+def test_a_bad_environment_value_is_a_one_line_error(tmp_path, run_tool):
     result = run_tool([sys.executable, "-c", "import torch"], tmp_path, env={"TORCHPORT_TARGET": "gpu9"})
     _one_line_error(result, "TORCHPORT_TARGET=gpu9", "unknown target")

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, run_tool
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 # Short runs: the point is that every CUDA call is redirected, not that the model trains well.
 SHORT = {
@@ -39,7 +40,7 @@ TARGETS = ["cpu", "accelerator"]
 CASES = [(script, target) for script in SCRIPTS for target in TARGETS]
 
 
-def _run(script, target, directory):
+def _run(run_tool, script, target, directory):
     """Run one example on one target in `directory`: (CompletedProcess, the log files to check)."""
     args = SHORT.get(script.stem, [])
     if _distributed(script):
@@ -51,13 +52,13 @@ def _run(script, target, directory):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, run_tool):
     """All example runs, two at a time (each is mostly one busy process)."""
     jobs = {}
     with ThreadPoolExecutor(max_workers=2) as pool:
         for script, target in CASES:
             directory = tmp_path_factory.mktemp(f"{script.stem}-{target}")
-            jobs[(script, target)] = pool.submit(_run, script, target, directory)
+            jobs[(script, target)] = pool.submit(_run, run_tool, script, target, directory)
     return {case: job.result() for case, job in jobs.items()}
 
 
