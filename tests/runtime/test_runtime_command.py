@@ -44,9 +44,9 @@ def test_run_a_script_with_its_arguments_and_exit_status(tmp_path, run_tool):
 
 def test_run_a_module(tmp_path, run_tool):
     (tmp_path / "trainer.py").write_text(CUDA_SCRIPT)
-    result = run_tool(["torchport", "run", "--target", "accelerator", "-m", "trainer", "a"], tmp_path)
+    result = run_tool(["torchport", "run", "--target", "accelerator", "-m", "trainer", "--flag", "a"], tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "ARGS ['a'] DEVICE cpu AVAILABLE True" in result.stdout
+    assert "ARGS ['--flag', 'a'] DEVICE cpu AVAILABLE True" in result.stdout
 
 
 def test_import_torchport_auto(tmp_path, run_tool):

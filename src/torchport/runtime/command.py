@@ -30,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--honest-to", metavar="PKGS",
                         help="comma-separated packages that see the real torch.cuda "
                              "(default: torch, accelerate, transformers, triton and other hardware probers)")
-    parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m does")
+    parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [args]",
+                        help="run a module, as python -m does (everything after it is the module's)")
     parser.add_argument("program", nargs=argparse.REMAINDER, metavar="script.py [args ...]",
                         help="the script and its arguments")
 
@@ -72,16 +73,19 @@ def _plan(args, UsageError):
     import importlib.util
     import runpy
 
-    if args.module:
+    if args.module is not None:
+        if not args.module:
+            raise UsageError("-m needs a module name")
+        module, *module_args = args.module
         sys.path.insert(0, os.getcwd())
         try:
-            found = importlib.util.find_spec(args.module)
+            found = importlib.util.find_spec(module)
         except (ImportError, ValueError):
             found = None
         if found is None:
-            raise UsageError(f"no module named {args.module}")
-        return [found.origin or args.module, *args.program], (
-            lambda: runpy.run_module(args.module, run_name="__main__", alter_sys=True))
+            raise UsageError(f"no module named {module}")
+        return [found.origin or module, *args.program, *module_args], (
+            lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
     if not args.program:
         raise UsageError("give a script to run (torchport run [options] script.py [args]) or -m MODULE")
     script = args.program[0]
