@@ -49,6 +49,15 @@ def test_run_a_module(tmp_path, run_tool):
     assert "ARGS ['--flag', 'a'] DEVICE cpu AVAILABLE True" in result.stdout
 
 
+def test_import_torchport_auto_under_torchport_run_keeps_one_log(tmp_path, run_tool):
+    (tmp_path / "train.py").write_text("import torch\ntorch.cuda.empty_cache()\nimport torchport.auto\n"
+                                       + CUDA_SCRIPT)
+    result = run_tool(["torchport", "run", "--target", "cpu", "train.py"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    log = (tmp_path / "torchport_run.log").read_text()
+    assert "train.py:2  torch.cuda.empty_cache" in log and "train.py:8  torch.cuda.synchronize" in log
+
+
 def test_import_torchport_auto(tmp_path, run_tool):
     (tmp_path / "train.py").write_text("import torchport.auto\n" + CUDA_SCRIPT)
     result = run_tool([sys.executable, "train.py"], tmp_path, env={"TORCHPORT_TARGET": "cpu"})

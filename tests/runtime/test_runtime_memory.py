@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import types
 import warnings
 
@@ -43,8 +44,6 @@ def test_cuda_visible_devices_is_copied_to_the_targets_variable(monkeypatch):
     monkeypatch.delenv("ASCEND_RT_VISIBLE_DEVICES", raising=False)
     session = _stub_session(monkeypatch, "npu")
     _copy_visible_devices(session)
-    import os
-
     assert os.environ["ASCEND_RT_VISIBLE_DEVICES"] == "1,3"
     assert session.log.sites[0][1].describe() == \
         "CUDA_VISIBLE_DEVICES=1,3 -> ASCEND_RT_VISIBLE_DEVICES=1,3 [same]"
@@ -54,6 +53,4 @@ def test_a_target_variable_already_set_wins(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
     monkeypatch.setenv("ZE_AFFINITY_MASK", "0")
     _copy_visible_devices(_stub_session(monkeypatch, "xpu"))
-    import os
-
     assert os.environ["ZE_AFFINITY_MASK"] == "0"

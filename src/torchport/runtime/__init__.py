@@ -44,8 +44,11 @@ def apply(target: str = "auto", log: str | None = "torchport_run.log", honest_to
     another target first undoes the current one.
     """
     global _active
+    import os
+
     from torchport.runtime.session import Session
 
+    log = os.path.abspath(log) if log else None  # a relative path means the directory of now
     if _active is not None:
         if _active.matches(target, log, honest_to):
             return _active
