@@ -61,6 +61,11 @@ def bert_optim():
 
 
 @pytest.fixture(autouse=True)
-def _deterministic():
+def _small_and_deterministic():
+    """Seeded, and one intra-op thread: these models are tiny, and on a shared 2-core machine a
+    second thread mostly waits to be scheduled. Restored after each test."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     torch.manual_seed(0)
     yield
+    torch.set_num_threads(threads)
