@@ -54,13 +54,16 @@ class FusedAdamP(FlatOptimizer):
         for piece in run.pieces():
             p, g = piece.params, piece.grads
             m, v = piece.state("exp_avg"), piece.state("exp_avg_sq")
-            m.mul_(beta1).add_(g, alpha=1 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-            denom = v.sqrt().div_(math.sqrt(bc2)).add_(eps)
-            if group["nesterov"]:
-                perturb = torch.div(beta1 * m + (1 - beta1) * g, denom, out=piece.scratch("perturb"))
-            else:
-                perturb = torch.div(m, denom, out=piece.scratch("perturb"))
+            perturb = piece.scratch("perturb")
+            for c in piece.chunks():
+                gc, mc, vc = g[c], m[c], v[c]
+                mc.mul_(beta1).add_(gc, alpha=1 - beta1)
+                vc.mul_(beta2).addcmul_(gc, gc, value=1 - beta2)
+                denom = vc.sqrt().div_(math.sqrt(bc2)).add_(eps)
+                if group["nesterov"]:
+                    torch.div(beta1 * mc + (1 - beta1) * gc, denom, out=perturb[c])
+                else:
+                    torch.div(mc, denom, out=perturb[c])
             for block in piece.blocks:
                 projected = None
                 if len(block.shape) > 1:

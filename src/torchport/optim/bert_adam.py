@@ -68,15 +68,21 @@ class FusedBertAdam(FlatOptimizer):
         for piece in run.pieces():
             p, g = piece.params, piece.grads
             m, v = piece.state("next_m"), piece.state("next_v")
+            single = piece.hi - piece.lo == 1
             if max_norm > 0:
                 blocks = piece.blocks
                 norms = segment_norms(blocks, g)
-                coef = torch.clamp(max_norm / (norms + 1e-6), max=1.0)
-                for block, c in zip(blocks, split_per_block(coef, blocks)):
-                    block.matrix(g).mul_(c.to(g.dtype))
-            m.mul_(b1).add_(g, alpha=1 - b1)
-            v.mul_(b2).addcmul_(g, g, value=1 - b2)
-            update = m / v.sqrt().add_(e)
-            if wd > 0.0:
-                update += wd * p
-            p.add_(-(lr * update))
+                coef = torch.clamp(max_norm / (norms + 1e-6), max=1.0).to(g.dtype)
+                if not single:
+                    for block, c in zip(blocks, split_per_block(coef, blocks)):
+                        block.matrix(g).mul_(c)
+            for c in piece.chunks():
+                pc, gc, mc, vc = p[c], g[c], m[c], v[c]
+                if single and max_norm > 0:  # a large parameter: clip chunk by chunk, in cache
+                    gc.mul_(coef)
+                mc.mul_(b1).add_(gc, alpha=1 - b1)
+                vc.mul_(b2).addcmul_(gc, gc, value=1 - b2)
+                update = mc / vc.sqrt().add_(e)
+                if wd > 0.0:
+                    update += wd * pc
+                pc.add_(-(lr * update))

@@ -87,21 +87,25 @@ class FusedLamb(FlatOptimizer):
         for piece in run.pieces():
             p, g = piece.params, piece.grads
             m, v = piece.state("exp_avg"), piece.state("exp_avg_sq")
-            g = g / clip if clip is not None else g
-            if beta3 == 1 - beta1:
-                m.lerp_(g, beta3)
-            else:
-                m.mul_(beta1).add_(g, alpha=beta3)
-            v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-            denom = v.sqrt().div_(bc2 ** 0.5).add_(eps)
-            update = torch.div(m, bc1, out=piece.scratch("update")).div_(denom)
-            if wd != 0:
-                if decoupled:
-                    p.add_(p, alpha=-wd_scale * wd)
+            update = piece.scratch("update")
+            for c in piece.chunks():
+                pc, mc, vc = p[c], m[c], v[c]
+                gc = g[c] / clip if clip is not None else g[c]
+                if beta3 == 1 - beta1:
+                    mc.lerp_(gc, beta3)
                 else:
-                    update.add_(p, alpha=wd)
+                    mc.mul_(beta1).add_(gc, alpha=beta3)
+                vc.mul_(beta2).addcmul_(gc, gc, value=1 - beta2)
+                denom = vc.sqrt().div_(bc2 ** 0.5).add_(eps)
+                uc = torch.div(mc, bc1, out=update[c]).div_(denom)
+                if wd != 0:
+                    if decoupled:
+                        pc.add_(pc, alpha=-wd_scale * wd)
+                    else:
+                        uc.add_(pc, alpha=wd)
+                if not adapt:
+                    pc.add_(uc, alpha=-lr)
             if not adapt:
-                p.add_(update, alpha=-lr)
                 continue
             blocks = piece.blocks
             w_norm, u_norm = segment_norms(blocks, p), segment_norms(blocks, update)
