@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch import nn
 
 from _optim_cases import DEFAULTS, build, cases
 from _optim_harness import (assert_models_match, assert_moved, batches, loss_of, make_model, max_rel_err,
@@ -291,3 +292,26 @@ def test_clip_grad_norm_fused_ignores_stale_grads_of_params_set_to_none():
     rest = torch.nn.utils.get_total_norm([p.grad for p in model.parameters() if p.grad is not None])
     assert partial < full
     assert torch.allclose(partial, rest, rtol=1e-6)
+
+
+def test_adamp_projection_on_a_transposed_parameter(timm_optim):
+    """A parameter whose dim 0 is not outermost in memory takes AdamP's logical-order path."""
+    def params(seed):
+        torch.manual_seed(seed)
+        return [nn.Parameter(torch.randn(5, 7).t()), nn.Parameter(torch.randn(3, 4, 2)),
+                nn.Parameter(torch.randn(7, 5).t())]
+
+    mine, theirs = params(0), params(0)
+    assert mine[0].stride() == (1, 7)
+    fused = fo.FusedAdamP(mine, lr=1e-2, weight_decay=0.1, delta=10.0)
+    ref = timm_optim.AdamP(theirs, lr=1e-2, weight_decay=0.1, delta=10.0)
+    gen = torch.Generator().manual_seed(5)
+    for _ in range(10):
+        for a, b in zip(mine, theirs):
+            a.grad = torch.randn(a.shape, generator=gen)
+            b.grad = a.grad.clone()
+        fused.step()
+        ref.step()
+    for a, b in zip(mine, theirs):
+        assert ((a - b).abs().max() / b.abs().max()).item() <= 1e-6
+    assert mine[0].stride() == (1, 7)
