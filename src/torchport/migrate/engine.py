@@ -8,9 +8,11 @@ deletes), and a file that cannot be migrated is copied unchanged and listed with
 from __future__ import annotations
 
 import difflib
+import io
 import os
 import shutil
 import sys
+import tokenize
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from torchport import targets
 from torchport.migrate.findings import Finding, Operation
-from torchport.migrate.source import FileResult, migrate_source
+from torchport.migrate.source import MENTIONS_CUDA, FileResult, migrate_source
 
 REPORT_DIR = "torchport_report"
 SKIPPED_DIRS = {"__pycache__", ".git", ".hg", ".svn"}
@@ -84,15 +86,20 @@ def check_paths(options: Options) -> tuple[Path, Path | None]:
             raise MigrationError("say where to write the migrated code with -o OUT (or preview with --diff)")
         return src, None
     out = options.out.resolve()
-    tree = src if src.is_dir() else src.parent
-    if out == tree or tree in out.parents:
-        raise MigrationError(f"output {options.out} lies inside the input {tree}: choose a folder outside it")
+    if src.is_dir() and (out == src or src in out.parents):
+        raise MigrationError(f"output {options.out} lies inside the input {options.src}: choose a folder outside it")
+    if src.is_file() and out == src.parent:
+        # OUT/<name> would be the input file itself
+        raise MigrationError(f"output {options.out} is the folder of the input {options.src}: choose another folder")
     if out in src.parents:
         raise MigrationError(f"output {options.out} contains the input {options.src}: choose a folder beside it")
     if out.exists() and not out.is_dir():
         raise MigrationError(f"output {options.out} exists and is not a folder")
     if out.exists() and any(out.iterdir()) and not options.force and not options.diff:
         raise MigrationError(f"output {options.out} is not empty: pass --force to write into it (nothing is deleted)")
+    report = out / REPORT_DIR
+    if not options.diff and (report.is_symlink() or (report.exists() and not report.is_dir())):
+        raise MigrationError(f"{report} exists and is not a folder: move it away")
     return src, out
 
 
@@ -117,12 +124,72 @@ def walk(src: Path, skipped: list[tuple[str, str]]):
                 if not resolved.is_file() or src not in resolved.parents:
                     skipped.append((str(relative), "a link that leads out of the input (or nowhere): not followed"))
                     continue
+            if not path.is_file():  # a FIFO, socket or device: reading it could block or never end
+                skipped.append((str(relative), "not a regular file: not copied"))
+                continue
             yield relative
 
 
 def _migrate_one(job: tuple[str, bytes, str]) -> FileResult:
     relative, data, target_name = job
-    return migrate_source(data, targets.get(target_name), relative)
+    try:
+        return migrate_source(data, targets.get(target_name), relative)
+    except (Exception, RecursionError) as error:  # noqa: BLE001 (a rule's bug must not stop the run)
+        first = (str(error).strip().splitlines() or [""])[0]
+        return FileResult(data, error=f"internal error ({type(error).__name__}: {first}); copied unchanged")
+
+
+class _Writer:
+    """Writes under OUT, never through a link that leads out of OUT or into SRC."""
+
+    def __init__(self, src: Path, out: Path, outcome: Outcome) -> None:
+        self.src = src  # resolved: the input folder, or the input file
+        self.out = out  # resolved
+        self.outcome = outcome
+        out.mkdir(parents=True, exist_ok=True)
+
+    def _refusal(self, destination: Path) -> str | None:
+        if destination.is_symlink():
+            return "its place in the output is a link: not written through it"
+        try:
+            resolved = destination.resolve()
+        except (OSError, RuntimeError):  # a loop of links
+            return "its place in the output is a loop of links: not written"
+        if resolved == self.src or self.src in resolved.parents:
+            return "its place in the output leads into the input through a link: not written"
+        if self.out not in resolved.parents:
+            return "its place in the output leads out of it through a link: not written"
+        return None
+
+    def destination(self, relative: Path | str) -> Path | None:
+        destination = self.out / relative
+        reason = self._refusal(destination)
+        if reason is not None:
+            self.outcome.skipped.append((str(relative), reason))
+            return None
+        return destination
+
+    def copy(self, base: Path, relative: Path) -> None:
+        destination = self.destination(relative)
+        if destination is None:
+            return
+        try:
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(base / relative, destination)
+        except OSError as error:
+            self.outcome.skipped.append((str(relative), f"could not be copied: {error.strerror or error}"))
+
+    def write(self, base: Path, relative: str, result: FileResult) -> None:
+        destination = self.destination(relative)
+        if destination is None:
+            return
+        try:
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            destination.write_bytes(result.source)
+            # keep the mode (an executable script stays one); an unchanged file keeps its times too
+            (shutil.copymode if result.changed else shutil.copystat)(base / relative, destination)
+        except OSError as error:
+            self.outcome.skipped.append((relative, f"could not be written: {error.strerror or error}"))
 
 
 def run(options: Options) -> Outcome:
@@ -133,51 +200,59 @@ def run(options: Options) -> Outcome:
     outcome.files = len(paths)
     python = [p for p in paths if p.suffix == ".py"]
     outcome.python_files = len(python)
+    writer = None
     if out is not None and not options.diff:
+        try:
+            writer = _Writer(src, out, outcome)
+        except OSError as error:
+            raise MigrationError(f"cannot create the output {options.out}: {error.strerror or error}") from None
         for relative in paths:
             if relative.suffix != ".py":
-                _copy(base / relative, out / relative, outcome)
-    jobs = [(str(p), _read(base / p, outcome), options.target) for p in python]
+                writer.copy(base, relative)
+    jobs = [(str(p), _read(base, p, outcome), options.target) for p in python]
     jobs = [job for job in jobs if job[1] is not None]
     progress = Progress(len(jobs)) if options.progress and len(jobs) >= PROGRESS_MIN_FILES else None
     for (relative, data, _), result in zip(jobs, _map(jobs, options.jobs)):
         if progress:
             progress.step()
-        _record(relative, data, result, outcome, options, out)
+        _record(base, relative, data, result, outcome, options, writer)
     if progress:
         progress.done()
     return outcome
 
 
 def _map(jobs: list, workers: int):
-    if workers <= 1 or len(jobs) < 2:
+    """The results of `jobs`, in order. Only files that mention CUDA go to the workers."""
+    work = [job for job in jobs if MENTIONS_CUDA.search(job[1])]
+    if workers <= 1 or len(work) < 2:
         return map(_migrate_one, jobs)
-    pool = ProcessPoolExecutor(max_workers=workers)
-    return _closing(pool, pool.map(_migrate_one, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
+    return _merge(jobs, _pooled(work, min(workers, len(work))))
 
 
-def _closing(pool: ProcessPoolExecutor, results):
-    with pool:
-        yield from results
+def _pooled(work: list, workers: int):
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(_migrate_one, work, chunksize=max(1, min(16, len(work) // (workers * 8))))
 
 
-def _read(path: Path, outcome: Outcome) -> bytes | None:
+def _merge(jobs: list, pooled):
+    for job in jobs:
+        if MENTIONS_CUDA.search(job[1]):
+            yield next(pooled)
+        else:
+            yield FileResult(job[1])
+
+
+def _read(base: Path, relative: Path, outcome: Outcome) -> bytes | None:
     try:
-        return path.read_bytes()
+        return (base / relative).read_bytes()
     except OSError as error:
-        outcome.skipped.append((str(path), f"could not be read: {error.strerror}"))
+        outcome.skipped.append((str(relative), f"could not be read: {error.strerror or error}"))
         return None
 
 
-def _copy(source: Path, destination: Path, outcome: Outcome) -> None:
-    try:
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, destination)
-    except OSError as error:
-        outcome.skipped.append((str(source), f"could not be copied: {error.strerror}"))
-
-
-def _record(relative: str, data: bytes, result: FileResult, outcome: Outcome, options: Options, out: Path | None) -> None:
+def _record(
+    base: Path, relative: str, data: bytes, result: FileResult, outcome: Outcome, options: Options, writer: _Writer | None
+) -> None:
     outcome.findings.extend(result.findings)
     if result.error:
         outcome.skipped.append((relative, f"not migrated, copied unchanged: {result.error}"))
@@ -185,16 +260,23 @@ def _record(relative: str, data: bytes, result: FileResult, outcome: Outcome, op
         outcome.changed.append(relative)
         if options.diff:
             outcome.diffs.append(_unified_diff(relative, data, result.source))
-    if out is not None and not options.diff:
-        destination = out / relative
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        destination.write_bytes(result.source)
+    if writer is not None:
+        writer.write(base, relative, result)
+
+
+def _text(source: bytes) -> str:
+    """`source` decoded as Python reads it (a coding cookie, a BOM), for showing."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        return source.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return source.decode("utf-8", "replace")
 
 
 def _unified_diff(relative: str, old: bytes, new: bytes) -> str:
     lines = difflib.unified_diff(
-        old.decode("utf-8", "replace").splitlines(keepends=True),
-        new.decode("utf-8", "replace").splitlines(keepends=True),
+        _text(old).splitlines(keepends=True),
+        _text(new).splitlines(keepends=True),
         fromfile=f"a/{relative}",
         tofile=f"b/{relative}",
     )

@@ -1,0 +1,156 @@
+"""How fast `torchport migrate` is, next to a bare `libcst.parse_module` of the same files.
+
+    python bench/migrate.py                       # an even sample of the installed torch package
+    python bench/migrate.py --limit 0             # all of it (many minutes)
+    python bench/migrate.py --src ~/code/repo --jobs 4
+
+The goal: migrating a tree is no slower than parsing it (a file that never mentions CUDA is not
+parsed at all), and it scales with -j. Both are measured here in one run, on the same files,
+with one process and with --jobs processes. The default sample (--limit 160 files, spread
+evenly over the sorted list) takes about two minutes on two idle cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import libcst
+
+from torchport.migrate import engine
+from torchport.migrate.source import MENTIONS_CUDA
+
+SKIP = {"__pycache__", ".git"}
+
+
+def default_src() -> Path:
+    """The installed torch package's folder, found without importing torch (slow, irrelevant)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("torch is not installed here: pass --src DIR")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def python_files(root: Path) -> list[Path]:
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP)
+        found.extend(Path(folder, name).relative_to(root) for name in sorted(files) if name.endswith(".py"))
+    return found
+
+
+def spread(files: list[Path], limit: int) -> list[Path]:
+    """`limit` files spread evenly over the (sorted) list, so every part of the tree is in."""
+    if limit <= 0 or limit >= len(files):
+        return files
+    return [files[i * len(files) // limit] for i in range(limit)]
+
+
+def _parse(path: str) -> int:
+    try:
+        libcst.parse_module(Path(path).read_bytes())
+    except Exception:  # noqa: BLE001 (Python 2 files and the like: they count as parsed, like migrate's)
+        return 0
+    return 1
+
+
+def cpu_seconds() -> float:
+    """User + system time of this process and of its finished children (the -j workers)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def bare_parse(root: Path, files: list[Path], jobs: int) -> float:
+    paths = [str(root / f) for f in files]
+    start = time.perf_counter()
+    if jobs <= 1:
+        for path in paths:
+            _parse(path)
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(_parse, paths, chunksize=max(1, min(16, len(paths) // (jobs * 8)))))
+    return time.perf_counter() - start
+
+
+def migrate(root: Path, out: Path, target: str, jobs: int) -> tuple[float, engine.Outcome]:
+    options = engine.Options(src=root, out=out, target=target, jobs=jobs)
+    start = time.perf_counter()
+    outcome = engine.run(options)
+    return time.perf_counter() - start, outcome
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--src", type=Path, help="a folder of Python code (default: the installed torch package)")
+    parser.add_argument("--limit", type=int, default=160, help="at most N files, spread over the tree (0: all; default 160)")
+    parser.add_argument("--target", default="npu", help="migration target (default: npu)")
+    parser.add_argument("--jobs", type=int, default=2, help="processes for the parallel rows (default: 2)")
+    args = parser.parse_args(argv)
+
+    source = (args.src or default_src()).resolve()
+    every = python_files(source)
+    files = spread(every, args.limit)
+    with tempfile.TemporaryDirectory(prefix="torchport-bench-") as scratch:
+        root = Path(scratch) / "src"
+        lines = cuda_files = cuda_lines = size = 0
+        for relative in files:  # a private copy: the same bytes, and nothing else in the tree
+            (root / relative).parent.mkdir(parents=True, exist_ok=True)
+            data = (source / relative).read_bytes()
+            (root / relative).write_bytes(data)
+            count = data.count(b"\n")
+            lines += count
+            size += len(data)
+            if MENTIONS_CUDA.search(data):
+                cuda_files += 1
+                cuda_lines += count
+
+        print(f"source   {source}")
+        print(f"files    {len(files):,} of {len(every):,} .py files (--limit {args.limit}), {size / 1e6:.1f} MB")
+        print(f"lines    {lines:,}; {cuda_files:,} files ({cuda_lines:,} lines, {cuda_lines / max(lines, 1):.0%}) mention CUDA and are parsed")
+        print(f"target   {args.target}; CPUs {os.cpu_count()}")
+        print()
+
+        rows = []
+        for jobs in (1, args.jobs) if args.jobs > 1 else (1,):
+            cpu = cpu_seconds()
+            parse_s = bare_parse(root, files, jobs)
+            parse_cpu = cpu_seconds() - cpu
+            migrate_s, outcome = migrate(root, Path(scratch) / f"out{jobs}", args.target, jobs)
+            migrate_cpu = cpu_seconds() - cpu - parse_cpu
+            shutil.rmtree(Path(scratch) / f"out{jobs}", ignore_errors=True)
+            rows.append((jobs, parse_s, migrate_s, outcome, parse_cpu, migrate_cpu))
+
+        header = f"{'':28}{'jobs':>5}{'wall s':>9}{'CPU s':>8}{'lines/s':>10}{'speed vs parse':>16}"
+        print(header)
+        print("-" * len(header))
+        for jobs, parse_s, migrate_s, _, parse_cpu, migrate_cpu in rows:
+            print(f"{'libcst.parse_module (bare)':28}{jobs:>5}{parse_s:>9.1f}{parse_cpu:>8.1f}{lines / parse_s:>10,.0f}{1.0:>16.2f}")
+            ratio = parse_s / migrate_s
+            print(f"{'torchport migrate':28}{jobs:>5}{migrate_s:>9.1f}{migrate_cpu:>8.1f}{lines / migrate_s:>10,.0f}{ratio:>16.2f}")
+        print("(lines/s: all lines of the files over wall time; speed vs parse > 1: migrate is faster)")
+        print()
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+        if len(rows) == 2:
+            (_, p1, m1, *_), (jobs, p2, m2, *_) = rows
+            print(f"scaling  -j {jobs} vs -j 1 (wall): parse {p1 / p2:.2f}x, migrate {m1 / m2:.2f}x  (load average {load:.1f} on {os.cpu_count()} CPUs)")
+        outcome = rows[0][3]
+        print(
+            f"migrated {len(outcome.changed):,} files changed, {len(outcome.findings):,} findings, "
+            f"{len(outcome.skipped):,} files copied unchanged (did not parse)"
+        )
+        parse_1, migrate_1 = rows[0][1], rows[0][2]
+        verdict = "no slower than" if migrate_1 <= parse_1 else f"{migrate_1 / parse_1:.1f}x slower than"
+        print(f"verdict  with one process, migrate is {verdict} a bare parse of the same files")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

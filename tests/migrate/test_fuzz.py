@@ -1,0 +1,213 @@
+"""Random valid Python never crashes the migrator, and what it writes still compiles.
+
+hypothesmith writes programs from Python's grammar; since those rarely say "cuda", CUDA idioms
+are spliced in (before, after, and inside a function, class, loop or `with` block) so the rules
+really run on odd surroundings.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import warnings
+
+import hypothesmith
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from torchport import targets
+from torchport.migrate import FileResult, migrate_source
+
+# random code says odd things (`1()`): the compiler's warnings about them are not ours
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
+
+TARGETS = targets.names()
+SETTINGS = settings(
+    max_examples=100,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
+
+PYTHON = hypothesmith.from_grammar()  # built once: building it parses Python's grammar
+NODES = hypothesmith.from_node()
+NAMES = st.sampled_from(["x", "model", "batch", "self.net", "t[0]", "args.rank"])
+INDICES = st.sampled_from(["0", "1", "rank", "i + 1", "-1"])
+
+# Templates: {v} a value, {i} an index. One idiom may be several statements.
+IDIOMS = [
+    "{v} = {v}.cuda()",
+    "{v}.cuda({i})",
+    "y = {v}.cuda(non_blocking=True)",
+    "y = {v}.cuda(device={i}, non_blocking=False)",
+    "y = torch.zeros(2).cuda()",
+    "ok = {v}.is_cuda",
+    "y = {v}.to(0)",
+    "y = {v}.to('cuda')",
+    "y = torch.ones(3, device=0)",
+    'device = "cuda"',
+    "device = 'cuda:0'",
+    'device = f"cuda:{{{i}}}"',
+    'device = "cuda:%d" % {i}',
+    'device = "cuda:{{}}".format({i})',
+    'device = "cuda:" + str({i})',
+    'device = torch.device("cuda", {i})',
+    'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
+    'device = "cuda" if torch.cuda.is_available() else "cpu"',
+    "torch.cuda.synchronize()",
+    "torch.cuda.synchronize(); torch.cuda.synchronize()",
+    "torch.cuda.empty_cache()",
+    "torch.cuda.set_device({i})",
+    "torch.cuda.manual_seed_all({i})",
+    "n = torch.cuda.device_count()",
+    "m = torch.cuda.max_memory_allocated() / 2**20",
+    "torch.cuda.reset_peak_memory_stats()",
+    "p = torch.cuda.get_device_properties({i})",
+    "name = torch.cuda.get_device_name({i})",
+    "print(torch.cuda.memory_allocated(), torch.cuda.is_available())",
+    "x = torch.cuda.synchronize() or 1",
+    "f = lambda: torch.cuda.empty_cache()",
+    "(n := torch.cuda.device_count())",
+    "sync = torch.cuda.synchronize",
+    "weird = torch.cuda.not_a_real_api({v})",
+    "if torch.cuda.is_available():\n    torch.cuda.synchronize()",
+    "if torch.cuda.is_available():\n    torch.cuda.empty_cache()\nelse:\n    pass",
+    "with torch.cuda.device({i}):\n    pass",
+    "s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = {v} * 2",
+    "with torch.cuda.amp.autocast():\n    y = {v}",
+    "with torch.cuda.amp.autocast(dtype=torch.float16), torch.no_grad():\n    y = {v}",
+    "with torch.autocast('cuda', dtype=torch.float16):\n    pass",
+    "with torch.autocast(device_type='cuda', dtype=torch.half) as ctx:\n    pass",
+    "scaler = torch.cuda.amp.GradScaler()",
+    "scaler = torch.cuda.amp.GradScaler(init_scale=2.0 ** 16, enabled=True)",
+    "@torch.cuda.amp.custom_fwd\ndef fwd(ctx, a):\n    return a",
+    "@torch.cuda.amp.custom_bwd(cast_inputs=torch.float32)\ndef bwd(ctx, g):\n    return g",
+    "from torch.cuda.amp import autocast, GradScaler\nwith autocast():\n    scaler = GradScaler()",
+    "from torch.cuda import synchronize as sync\nsync()",
+    "from torch import cuda\ncuda.empty_cache()",
+    "import torch.cuda as tc\ntc.synchronize()",
+    "import torch.distributed as dist\ndist.init_process_group(backend='nccl')",
+    "torch.distributed.init_process_group(torch.distributed.Backend.NCCL)",
+    "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[{i}], output_device={i})",
+    "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0, 1])",
+    'os.environ["CUDA_VISIBLE_DEVICES"] = "0"',
+    "torch.backends.cudnn.benchmark = True",
+    "state = torch.load('ckpt.pt', map_location='cuda:0')",
+    "state = torch.load('ckpt.pt', map_location=0)",
+    "start = torch.cuda.Event(enable_timing=True)\nend = torch.cuda.Event(enable_timing=True)\n"
+    "start.record()\nend.record()\nend.synchronize()\nms = start.elapsed_time(end)",
+    "ev = torch.cuda.Event()\nev.record()\nev.query()",
+    "self_start = [torch.cuda.Event(enable_timing=True)]",
+    "try:\n    torch.cuda.synchronize()\nexcept torch.cuda.OutOfMemoryError:\n    torch.cuda.empty_cache()",
+    "del device\nglobal_device = 'cuda'",
+    '"""Runs on cuda."""',
+    "# cuda comment only",
+    "print('cuda', 'nccl', b'cuda')",
+]
+
+WRAPPERS = [
+    "{body}",
+    "def _f(x, model, batch, rank, i, args, t, self):\n{indented}",
+    "async def _g(x, rank):\n{indented}",
+    "class _C:\n{indented}",
+    "for i in range(2):\n{indented}",
+    "while False:\n{indented}",
+    "if __name__ == '__main__':\n{indented}",
+    "with open('f') as fh:\n{indented}",
+    "try:\n{indented}\nfinally:\n    pass",
+]
+
+
+@st.composite
+def idiom_block(draw) -> str:
+    """A few CUDA idioms, possibly inside a block."""
+    lines = []
+    for template in draw(st.lists(st.sampled_from(IDIOMS), min_size=1, max_size=5)):
+        lines.append(template.format(v=draw(NAMES), i=draw(INDICES)))
+    body = "\n".join(lines)
+    wrapper = draw(st.sampled_from(WRAPPERS))
+    return wrapper.format(body=body, indented=textwrap.indent(body, "    "))
+
+
+HEADERS = ["import torch\n", "import os\nimport torch\n", "from __future__ import annotations\nimport torch\n"]
+
+
+@st.composite
+def cuda_program(draw, imports_torch: bool = False) -> str:
+    """Random grammatical Python with CUDA idioms before, after, or both."""
+    code = draw(PYTHON)
+    before = draw(st.lists(idiom_block(), max_size=2))
+    after = draw(st.lists(idiom_block(), min_size=1, max_size=3))
+    header = draw(st.sampled_from(HEADERS if imports_torch else [*HEADERS, ""]))
+    if header.startswith("from __future__") and code.lstrip().startswith("from __future__"):
+        header = "import torch\n"
+    parts = [header, *(b + "\n" for b in before), code, "\n", *(a + "\n" for a in after)]
+    return "".join(parts)
+
+
+def _compiles(source: str | bytes) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<fuzz>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def check(source: bytes, target: str) -> FileResult:
+    result = migrate_source(source, targets.get(target), "fuzz.py")  # must not raise
+    assert isinstance(result, FileResult)
+    assert isinstance(result.source, bytes)
+    assert _compiles(result.source), result.source.decode("utf-8", "replace")
+    if result.error is not None or not result.changed:
+        assert result.source == source  # copied unchanged
+    else:
+        assert result.error is None
+    for finding in result.findings:
+        assert finding.file == "fuzz.py"
+        assert 0 <= finding.start_line <= finding.end_line
+    return result
+
+
+@settings(SETTINGS, max_examples=100)
+@given(code=PYTHON, target=st.sampled_from(TARGETS))
+def test_random_python_never_crashes(code: str, target: str) -> None:
+    source = code.encode("utf-8", "surrogatepass")
+    assume(_compiles(source))
+    check(source, target)
+
+
+@settings(SETTINGS, max_examples=120)
+@given(program=cuda_program(), target=st.sampled_from(TARGETS))
+def test_random_python_with_cuda_idioms_never_crashes(program: str, target: str) -> None:
+    source = program.encode("utf-8", "surrogatepass")
+    assume(_compiles(source))
+    result = check(source, target)
+    assert result.error is None, result.error  # it parsed, so it was migrated
+    if program.startswith(tuple(HEADERS)):  # (where torch is never imported, a first pass may add the import)
+        again = check(result.source, target)
+        assert again.source == result.source, "a second migration changed the file"
+
+
+@settings(SETTINGS, max_examples=60)
+@given(code=NODES, blocks=st.lists(idiom_block(), min_size=1, max_size=3), target=st.sampled_from(TARGETS))
+def test_random_statements_with_cuda_idioms_never_crash(code: str, blocks: list[str], target: str) -> None:
+    """The same over hypothesmith's libcst-built programs (other shapes than the grammar's)."""
+    program = "import torch\n" + code + "\n" + "\n".join(blocks) + "\n"
+    assume(_compiles(program))
+    check(program.encode("utf-8", "surrogatepass"), target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@settings(SETTINGS, max_examples=25)
+@given(blocks=st.lists(idiom_block(), min_size=1, max_size=4))
+def test_cuda_idioms_are_migrated_once_and_for_all(blocks: list[str], target: str) -> None:
+    """Idioms alone: migrated without error, and a second migration changes nothing."""
+    program = "import os\nimport torch\n\n" + "\n".join(blocks) + "\n"
+    assume(_compiles(program))
+    result = check(program.encode(), target)
+    assert result.error is None, result.error
+    again = check(result.source, target)
+    assert again.source == result.source
+    assert not again.changed
