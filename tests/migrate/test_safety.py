@@ -307,6 +307,8 @@ def test_force_never_writes_through_links_in_out(cli, src: Path, tmp_path: Path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     os.symlink(elsewhere, out / "legacy")
+    os.link(src / "bom.py", out / "bom.py")  # hard links (`cp -al`): replaced, never written into
+    os.link(src / "README.md", out / "README.md")
     status, _, err = cli("migrate", src, "-o", out, "--force", "-t", "cpu")
     assert status == 0, err
     assert snapshot(src) == before
@@ -314,7 +316,22 @@ def test_force_never_writes_through_links_in_out(cli, src: Path, tmp_path: Path)
     reasons = skipped(out)
     for name in ("train.py", "pkg/util.py", "pkg/sub/model.py", "data/weights.bin", "legacy/py2.py"):
         assert "link" in reasons[name], reasons
-    assert (out / "bom.py").is_file()  # the rest was written
+    assert b".cpu()" in (out / "bom.py").read_bytes()  # the rest was written
+    assert not (out / "bom.py").samefile(src / "bom.py")
+    assert not (out / "README.md").samefile(src / "README.md")
+    assert (out / "README.md").read_bytes() == (src / "README.md").read_bytes()
+    assert not [p for p in out.rglob("*") if p.name.startswith(".torchport-")]  # no temporary left
+
+
+def test_out_reached_through_a_link_into_src_is_refused(cli, src: Path, tmp_path: Path) -> None:
+    alias = tmp_path / "alias"
+    os.symlink(src, alias)
+    before = snapshot(src)
+    status, _, err = cli("migrate", src, "-o", alias / "out")
+    assert_one_line_error(status, err, "inside the input")
+    status, _, err = cli("migrate", alias, "-o", src / "out")
+    assert_one_line_error(status, err, "inside the input")
+    assert snapshot(src) == before
 
 
 def test_report_folder_that_is_a_link_is_refused(cli, src: Path, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import io
 import os
 import shutil
 import sys
+import tempfile
 import tokenize
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
@@ -161,6 +162,20 @@ class _Writer:
             return "its place in the output leads out of it through a link: not written"
         return None
 
+    @staticmethod
+    def _replace(destination: Path, fill) -> None:
+        """Write a new file beside `destination` and move it into place: a file already there is
+        replaced, never written into (it may be a hard link to a file of the input)."""
+        handle, name = tempfile.mkstemp(dir=destination.parent, prefix=".torchport-", suffix=".tmp")
+        os.close(handle)
+        temporary = Path(name)
+        try:
+            fill(temporary)
+            os.replace(temporary, destination)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+
     def destination(self, relative: Path | str) -> Path | None:
         destination = self.out / relative
         reason = self._refusal(destination)
@@ -175,7 +190,7 @@ class _Writer:
             return
         try:
             destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(base / relative, destination)
+            self._replace(destination, lambda temporary: shutil.copy2(base / relative, temporary))
         except OSError as error:
             self.outcome.skipped.append((str(relative), f"could not be copied: {error.strerror or error}"))
 
@@ -183,11 +198,16 @@ class _Writer:
         destination = self.destination(relative)
         if destination is None:
             return
+        # keep the mode (an executable script stays one); an unchanged file keeps its times too
+        keep = shutil.copymode if result.changed else shutil.copystat
+
+        def fill(temporary: Path) -> None:
+            temporary.write_bytes(result.source)
+            keep(base / relative, temporary)
+
         try:
             destination.parent.mkdir(parents=True, exist_ok=True)
-            destination.write_bytes(result.source)
-            # keep the mode (an executable script stays one); an unchanged file keeps its times too
-            (shutil.copymode if result.changed else shutil.copystat)(base / relative, destination)
+            self._replace(destination, fill)
         except OSError as error:
             self.outcome.skipped.append((relative, f"could not be written: {error.strerror or error}"))
 
