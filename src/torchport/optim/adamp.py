@@ -6,7 +6,8 @@ import math
 
 import torch
 
-from .flat import FlatOptimizer, Run, check_betas, check_range, scalar
+from .checks import check_betas, check_range, scalar
+from .flat import FlatOptimizer, Run
 from .segments import Block
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 
 from .bert_schedules import SCHEDULES
-from .flat import FlatOptimizer, Run, check_range, scalar
+from .checks import check_range, scalar
+from .flat import FlatOptimizer, Run
 from .segments import segment_norms, split_per_block
 
 

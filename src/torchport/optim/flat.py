@@ -25,11 +25,11 @@ Subclasses declare their state (``_state_spec``), how ``step`` appears in a chec
 
 from __future__ import annotations
 
-import math
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterator
 
 import torch
 
+from .checks import check_grad, check_param
 from .segments import Block, blocks_of
 
 # Segment offsets are rounded up to this many elements (64 bytes in fp32), so every parameter view
@@ -40,14 +40,13 @@ ALIGN = 16
 CPU_CHUNK = 1 << 18
 # Devices whose torch build has the ``torch._fused_*`` optimizer kernels.
 FUSED_KERNEL_DEVICES = {"cpu", "cuda", "mps", "xpu"}
-SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 
 
 class Segment:
     """Where one parameter lives inside its bucket."""
 
     __slots__ = ("param", "group", "offset", "numel", "shape", "stride", "param_view",
-                 "grad_view", "ptr", "attached", "initialized", "skipped", "index")
+                 "grad_view", "ptr", "dirty", "initialized", "skipped", "index")
 
     def __init__(self, param: torch.Tensor, group: int, offset: int):
         self.param = param
@@ -59,7 +58,9 @@ class Segment:
         self.param_view: torch.Tensor | None = None
         self.grad_view: torch.Tensor | None = None
         self.ptr = 0
-        self.attached = False  # p.grad is grad_view
+        # the grad view may hold non-zero values (it is, or was since the last zeroing, p.grad);
+        # a segment whose p.grad is None must read as zeros for whole-buffer norms
+        self.dirty = False
         self.initialized = False  # optimizer.state[p] exists
         self.skipped = 0  # group steps this parameter took no part in
         self.index = 0  # position inside its bucket
@@ -216,7 +217,7 @@ class FlatOptimizer(torch.optim.Optimizer):
         params = param_group["params"]
         params = [params] if isinstance(params, torch.Tensor) else list(params)
         for p in params:
-            _check_param(p)
+            check_param(p)
         param_group["params"] = params
         super().add_param_group(param_group)
         self._group_steps.append(0)
@@ -245,17 +246,17 @@ class FlatOptimizer(torch.optim.Optimizer):
         if not self._layout_ready:
             return super().zero_grad(set_to_none)
         self._follow_moves()
+        if set_to_none:
+            # no memset: a view left without a gradient is zeroed at the next step, on its own
+            for seg in self._segments:
+                seg.param.grad = None
+            return
         for bucket in self._buckets:
             bucket.grads.zero_()
         for seg in self._segments:
-            p = seg.param
-            g = p.grad
+            g = seg.param.grad
             if g is None:
-                seg.attached = False
-                continue
-            if set_to_none:
-                p.grad = None
-                seg.attached = False
+                seg.dirty = False
             elif g is not seg.grad_view:
                 if g.grad_fn is not None:
                     g.detach_()
@@ -338,7 +339,7 @@ class FlatOptimizer(torch.optim.Optimizer):
         for gi, group in enumerate(self.param_groups):
             params = sorted(group["params"], key=_layout_key)
             for p in params:
-                _check_param(p)
+                check_param(p)
                 seg = Segment(p, gi, 0)
                 prev = old.get(id(p))
                 if prev is not None and loaded_state is None:
@@ -400,14 +401,14 @@ class FlatOptimizer(torch.optim.Optimizer):
             seg.grad_view = bucket.view(bucket.grads, seg)
             g = p.grad
             if g is not None:
-                _check_grad(p, g)
+                check_grad(p, g)
                 seg.grad_view.copy_(g)
                 p.grad = None
             p.data = view
             seg.ptr = p.data_ptr()
             if g is not None:
                 p.grad = seg.grad_view
-                seg.attached = True
+                seg.dirty = True
             if seg.initialized:
                 st = old_state.get(p, {})
                 live = {}
@@ -460,15 +461,15 @@ class FlatOptimizer(torch.optim.Optimizer):
                 if g is seg.grad_view:
                     continue
                 if g is None:
-                    if seg.attached:
+                    if seg.dirty:
                         seg.grad_view.zero_()
-                        seg.attached = False
+                        seg.dirty = False
                     inactive.append(seg)
                     continue
-                _check_grad(p, g)
+                check_grad(p, g)
                 seg.grad_view.copy_(g)
                 p.grad = seg.grad_view
-                seg.attached = True
+                seg.dirty = True
             bucket.inactive = inactive
 
     def _plan(self) -> list[Run]:
@@ -559,49 +560,3 @@ def _dense_stride(p: torch.Tensor) -> tuple:
         out.append(acc)
         acc *= size
     return tuple(reversed(out))
-
-
-def _check_param(p) -> None:
-    if not isinstance(p, torch.Tensor):
-        raise TypeError(f"fused optimizers take tensors, got {type(p).__name__}")
-    if type(p) not in (torch.Tensor, torch.nn.Parameter):
-        raise TypeError(
-            f"fused optimizers do not support tensor subclasses ({type(p).__name__}): their storage "
-            "cannot be re-pointed into a flat buffer; use the torch.optim optimizer for these")
-    if p.layout != torch.strided:
-        raise TypeError(f"fused optimizers need dense (strided) parameters, got {p.layout}")
-    if p.dtype not in SUPPORTED_DTYPES:
-        raise TypeError(
-            f"fused optimizers support float32, float16, bfloat16 and float64 parameters, got {p.dtype}")
-
-
-def _check_grad(p: torch.Tensor, g: torch.Tensor) -> None:
-    if g.is_sparse or g.layout != torch.strided:
-        raise TypeError(
-            "fused optimizers do not support sparse gradients (e.g. nn.Embedding(sparse=True)); "
-            "use a dense embedding or torch.optim.SparseAdam for those parameters")
-    if type(g) is not torch.Tensor:
-        raise TypeError(f"fused optimizers do not support gradient subclasses ({type(g).__name__})")
-    if g.shape != p.shape:
-        raise ValueError(f"gradient shape {tuple(g.shape)} does not match parameter shape {tuple(p.shape)}")
-
-
-def scalar(value) -> float:
-    """A hyperparameter as a Python float (a 0-dim tensor lr is accepted, as torch does)."""
-    return float(value.item()) if torch.is_tensor(value) else float(value)
-
-
-def check_range(name: str, value, low: float = 0.0, high: float | None = None,
-                high_open: bool = True) -> None:
-    """ValueError naming the hyperparameter when it is out of range."""
-    v = scalar(value)
-    if math.isnan(v) or v < low or (high is not None and (v >= high if high_open else v > high)):
-        bound = f"[{low}, {high}{')' if high_open else ']'}" if high is not None else f">= {low}"
-        raise ValueError(f"Invalid {name}: {value} (must be {bound})")
-
-
-def check_betas(betas, names=("beta1", "beta2")) -> None:
-    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-        raise ValueError(f"betas must be a pair of floats, got {betas!r}")
-    for name, b in zip(names, betas):
-        check_range(f"{name} parameter", b, 0.0, 1.0)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from .flat import FlatOptimizer, Run, check_betas, check_range, scalar
+from .checks import check_betas, check_range, scalar
+from .flat import FlatOptimizer, Run
 from .segments import segment_norms, split_per_block
 
 

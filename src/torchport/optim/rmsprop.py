@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .flat import FlatOptimizer, Run, check_range, scalar
+from .checks import check_range, scalar
+from .flat import FlatOptimizer, Run
 
 
 class FusedRMSprop(FlatOptimizer):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from .flat import FlatOptimizer, Run, check_range, scalar
+from .checks import check_range, scalar
+from .flat import FlatOptimizer, Run
 
 _KERNEL_DTYPES = (torch.float32, torch.float64)
 
