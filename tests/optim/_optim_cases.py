@@ -42,6 +42,7 @@ GRID = [
     (fo.FusedBertAdam, "bert", "BertAdam", dict(lr=1e-2, warmup=0.1, t_total=30)),
     (fo.FusedBertAdam, "bert", "BertAdam", dict(lr=1e-2, warmup=0.2, t_total=25, schedule="warmup_cosine", max_grad_norm=0.05)),
     (fo.FusedBertAdam, "bert", "BertAdam", dict(lr=1e-2, schedule="warmup_constant", warmup=0.1, t_total=30, weight_decay=0.0, max_grad_norm=-1)),
+    (fo.FusedLamb, "timm", "Lamb", dict(lr=1e-2, bias_correction=False)),
 ]
 
 # One default configuration per optimizer, for the semantic tests.
