@@ -250,8 +250,16 @@ def _map(jobs: list, workers: int):
 
 
 def _pooled(work: list, workers: int):
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(_migrate_one, work, chunksize=max(1, min(16, len(work) // (workers * 8))))
+    """Results in the order of `work`; the biggest files are handed out first, so that one large
+    file started last does not keep the other workers waiting."""
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
+        futures = {i: pool.submit(_migrate_one, work[i]) for i in order}
+        for i in range(len(work)):
+            yield futures.pop(i).result()
+    finally:  # on an interrupt, what has not started is dropped
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _merge(jobs: list, pooled):
