@@ -185,7 +185,7 @@ def main(argv=None) -> int:
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, load average {load:.1f}; "
           f"step() {args.stat} in ms")
     print(f"{'optimizer':<10} {'case':<17} {'torchport':>9}  {'reference variants (ms)':<58} "
-          f"{'goal':<26} {'got':>7}  met")
+          f"{'fastest/ours':>7}  {'goal':<26} {'got':>7}  met")
     missed = 0
     for case in args.case:
         label, shapes_fn = CASES[case]
@@ -196,9 +196,11 @@ def main(argv=None) -> int:
             med = measure(name, fused_cls, kwargs, refs, shapes, rounds, stat=stat)
             goal, got, met = verdict(name, case, med)
             missed += not met
-            others = ", ".join(f"{k} {v:.2f}" for k, v in med.items() if k != "torchport")
+            refs = {k: v for k, v in med.items() if k != "torchport"}
+            others = ", ".join(f"{k} {v:.2f}" for k, v in refs.items())
+            fastest = min(refs.values()) / med["torchport"]
             print(f"{name:<10} ({case}) {label:<13} {med['torchport']:>9.2f}  {others:<58} "
-                  f"{goal:<26} {got:>7}  {'yes' if met else 'NO'}", flush=True)
+                  f"{fastest:>6.2f}x  {goal:<26} {got:>7}  {'yes' if met else 'NO'}", flush=True)
     print(f"{missed} goal(s) missed")
     return 0
 
