@@ -11,6 +11,7 @@ output_device, a DistributedSampler, an all_reduce of the loss across ranks and
 destroy_process_group at the end. Only rank 0 prints.
 """
 import argparse
+import gc
 import os
 
 import torch
@@ -90,9 +91,11 @@ def main():
         if rank == 0:
             print(f"epoch {epoch}: mean loss across {world_size} ranks {mean_loss:.4f}")
 
-    # Release DDP (its reducer holds the process group) before tearing the group down:
-    # gloo aborts the process at exit otherwise, now and then.
+    # Free DDP (its reducer holds the process group, and DDP sits in reference cycles that only
+    # the collector breaks) before tearing the group down: with gloo, a reducer left to die at
+    # interpreter exit aborts the process ("terminate called without an active exception").
     del model, optimizer
+    gc.collect()
     dist.barrier()
     if rank == 0:
         print(f"FINAL example=ddp_train loss={mean_loss:.4f} world_size={world_size}")
