@@ -194,6 +194,7 @@ def src(tmp_path: Path, outside: Path) -> Path:
     (root / "pkg" / "sub" / "cpu_only.py").write_text(UNSUPPORTED_ON_CPU + UNKNOWN)
     (root / "latin1.py").write_bytes(LATIN1)
     (root / "bom.py").write_bytes(BOM)
+    (root / "crlf.py").write_bytes(b"import torch\r\n\r\nx = torch.zeros(1)\r\ny = x.cuda()  # move\r\n")
     for name, data in UNPARSABLE.items():
         (root / name).write_bytes(data)
     (root / "data" / "weights.bin").write_bytes(bytes(range(256)) * 4 + b"cuda\x00nccl\xff")
@@ -407,6 +408,12 @@ def test_latin1_file_with_cookie_is_migrated_and_stays_latin1(migrated: Path) ->
     assert "latin1.py" not in skipped(migrated)
 
 
+def test_line_endings_are_kept(migrated: Path) -> None:
+    data = (migrated / "crlf.py").read_bytes()
+    assert b"y = x.npu()  # move\r\n" in data
+    assert data.count(b"\n") == data.count(b"\r\n")
+
+
 def test_links_are_not_followed(migrated: Path, outside: Path) -> None:
     reasons = skipped(migrated)
     assert not os.path.lexists(migrated / "link_out.py")
@@ -607,8 +614,8 @@ def test_report_columns_and_summary_counts(cli, src: Path, tmp_path: Path) -> No
     assert figures["unknown"] == len(unknown) - 1 == 1
     assert figures["notes"] == len(notes) - 1
     assert figures["files_changed"] == len({row[0] for row in changes[1:]})
-    assert figures["python_files"] == 12
-    assert figures["files"] == 16  # links not followed are not counted
+    assert figures["python_files"] == 13
+    assert figures["files"] == 17  # links not followed are not counted
     assert len(figures["skipped"]) == len(read_csv(reports / "skipped_files.csv")) - 1
 
 
