@@ -49,3 +49,40 @@ def report_frame(frame):
 def caller(depth: int):
     """The frame `depth` levels above the caller of this function."""
     return sys._getframe(depth + 1)
+
+
+_HONEST, _SCRIPT, _OURS = "honest", "script", "torchport"
+
+
+class CallerSorter:
+    """Sorts the callers of patched torch.cuda functions into honest ones and the script's.
+
+    What a frame is depends only on its module's `__name__`, so it is decided once per module
+    name (not per code object: code compiled from the same string in two modules compares
+    equal). Only frames of torchport itself (our own helpers, called by someone else) are walked
+    past, to judge their caller instead."""
+
+    def __init__(self, honest: frozenset[str]) -> None:
+        self.honest = honest
+        self._sorts: dict = {}  # module name -> _HONEST, _SCRIPT or _OURS
+
+    def script_frame(self, frame):
+        """`frame` itself (or, past torchport's frames, its caller's) when the call is the
+        script's, so that it is redirected and logged there; None when the caller is honest."""
+        name = frame.f_globals.get("__name__")
+        sort = self._sorts.get(name)
+        if sort is None:
+            sort = self._sorts[name] = self._sort(frame)
+        if sort is _SCRIPT:
+            return frame
+        if sort is _HONEST:
+            return None
+        while frame.f_back is not None and top_package(frame) == "torchport":
+            frame = frame.f_back
+        return None if top_package(frame) in self.honest else frame
+
+    def _sort(self, frame) -> str:
+        package = top_package(frame)
+        if package == "torchport":
+            return _OURS
+        return _HONEST if package in self.honest else _SCRIPT

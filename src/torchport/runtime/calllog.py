@@ -49,11 +49,15 @@ class CallLog:
         self.sites: list[tuple[str, object]] = []  # (file:line, verdict) in order of first call
 
     def note(self, verdict, depth: int = 1) -> None:
-        """Record a call of `verdict.api`; `depth` is how far the caller is above our caller.
+        """Record a call of `verdict.api`; `depth` is how far the caller is above our caller."""
+        self.note_frame(verdict, sys._getframe(depth + 1))
+
+    def note_frame(self, verdict, frame) -> None:
+        """Record a call of `verdict.api` made in `frame` (or, when that lies in torch or
+        torchport, at the first frame outside them).
 
         The fast path (a call site seen before) is two dict look-ups: frames in torch or torchport
         are recognised once per code object and only then walked past."""
-        frame = sys._getframe(depth + 1)
         code = frame.f_code
         inside = self._inside.get(code)
         if inside is None:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from torchport.targets.verdict import Kind, Verdict
 
-_UNCHANGED = object()
-
 
 def cuda_index(value) -> tuple[bool, int | None]:
     """(is a CUDA device value, its index or None) for a str, int or torch.device-like value."""
@@ -30,15 +28,35 @@ def cuda_index(value) -> tuple[bool, int | None]:
     return False, None
 
 
+class Memo(dict):
+    """value -> compute(value), computed on first sight: later look-ups are a plain dict
+    subscript (no Python call), which is what the hot wrappers want. At most `limit` entries
+    are kept; values past that are computed every time."""
+
+    def __init__(self, compute, limit: int = 4096) -> None:
+        super().__init__()
+        self.compute = compute
+        self.limit = limit
+
+    def __missing__(self, value):
+        found = self.compute(value)
+        if len(self) < self.limit:
+            self[value] = found
+        return found
+
+
 class DeviceMapper:
-    """Maps CUDA device values to the target's, keeping the value's kind (str, int, torch.device)."""
+    """Maps CUDA device values to the target's, keeping the value's kind (str, int, torch.device).
+
+    `mapped[value]` is the fast form of `map(value)` for callers that have checked that
+    `type(value)` is str, int or `real_device` (bools, floats and others must not reach it: a
+    dict would take True for 1)."""
 
     def __init__(self, device_type: str, keeps_index: bool, real_device: type) -> None:
         self.device_type = device_type
         self.keeps_index = keeps_index and device_type != "cpu"
         self.real_device = real_device  # the original torch.device class, never the proxy
-        self.kinds = frozenset({str, int, real_device})  # types worth looking at
-        self._cache: dict = {}
+        self.mapped = Memo(self._target_form)
 
     def spelling(self, index: int | None) -> str:
         """The target's device string for CUDA device `index` (None: the current device)."""
@@ -49,21 +67,17 @@ class DeviceMapper:
     def map(self, value):
         """The target's form of `value`, or None when `value` is not a CUDA device."""
         kind = type(value)
-        if kind not in self.kinds:
+        if kind is str or kind is int or kind is self.real_device:
+            return self.mapped[value]
+        return None
+
+    def _target_form(self, value):
+        is_cuda, index = cuda_index(value)
+        if not is_cuda:
             return None
-        key = (kind, value)
-        found = self._cache.get(key)
-        if found is None:
-            is_cuda, index = cuda_index(value)
-            if not is_cuda:
-                found = _UNCHANGED
-            elif kind is self.real_device:
-                found = self.real_device(self.spelling(index))
-            else:
-                found = self.spelling(index)
-            if len(self._cache) < 4096:
-                self._cache[key] = found
-        return None if found is _UNCHANGED else found
+        if type(value) is self.real_device:
+            return self.real_device(self.spelling(index))
+        return self.spelling(index)
 
     def current(self):
         """The target device that `x.cuda()` (no index) means."""

@@ -21,7 +21,6 @@ import inspect
 import sys
 import types
 
-from torchport.runtime.callers import top_package
 from torchport.runtime.hosttime import HostEvent
 from torchport.runtime.proxies import class_proxy
 from torchport.targets.surface import cuda_apis
@@ -41,7 +40,7 @@ def install(session) -> None:
             continue
         verdict, act, also = _action(session, api, name, original)
         if isinstance(original, type):
-            replacement = class_proxy(original, _guarded(session, verdict, original, act), also)
+            replacement = class_proxy(original, _guarded_class(session, verdict, original, act), also, as_call=True)
         else:
             replacement = functools.wraps(original)(_guarded(session, verdict, original, act))
         session.book.replace(owner, name, replacement)
@@ -51,18 +50,31 @@ def install(session) -> None:
 
 def _guarded(session, verdict, original, act):
     """The replacement: honest callers get `original`, the script gets `act` (and a log line)."""
-    honest, note = session.honest, session.log.note
+    script_frame, note = session.sorter.script_frame, session.log.note_frame
 
     def replacement(*args, **kwargs):
-        frame = sys._getframe(1)
-        while top_package(frame) == "torchport":  # through our own proxy's __call__
-            frame = frame.f_back
-        if top_package(frame) in honest:
+        frame = script_frame(sys._getframe(1))
+        if frame is None:
             return original(*args, **kwargs)
-        note(verdict, 1)
+        note(verdict, frame)
         return act(*args, **kwargs)
 
     return replacement
+
+
+def _guarded_class(session, verdict, original, act):
+    """`_guarded` for a class: the proxy's metaclass `__call__` itself (no frame of ours between
+    it and the caller, for classes built every step such as torch.cuda.amp.autocast)."""
+    script_frame, note = session.sorter.script_frame, session.log.note_frame
+
+    def construct(cls, *args, **kwargs):
+        frame = script_frame(sys._getframe(1))
+        if frame is None:
+            return original(*args, **kwargs)
+        note(verdict, frame)
+        return act(*args, **kwargs)
+
+    return construct
 
 
 def _action(session, api: str, name: str, original):

@@ -88,17 +88,18 @@ def _patch_generator_class(session, torch) -> None:
 
 def _keyword_mapper(session, api: str, original):
     """A wrapper that maps the `device=` keyword (factories, `Tensor.new_*`)."""
-    to_target, note, real = session.mapper.map, session.note_device, session.mapper.real_device
+    mapped, real, note = session.mapper.mapped, session.mapper.real_device, session.log.note
+    verdicts = session.device_verdicts(api, "device")
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         if kwargs:
             device = kwargs.get("device")
-            kind = type(device)  # inlined "may be a CUDA device": a hot path
-            if (kind is str and device.startswith("cuda")) or kind is int or (kind is real and device.type == "cuda"):
-                new = to_target(device)
+            kind = type(device)  # torch's own calls pass a torch.device: one memo look-up
+            if kind is real or kind is str or kind is int:
+                new = mapped[device]
                 if new is not None:
-                    note(api, device, new, keyword="device")
+                    note(verdicts[device], 1)
                     kwargs["device"] = new
         return original(*args, **kwargs)
 
@@ -106,26 +107,29 @@ def _keyword_mapper(session, api: str, original):
 
 
 def _to_mapper(session, api: str, original):
-    """A wrapper for `.to(...)`: the first positional argument or `device=` may be a device."""
-    to_target, note, real = session.mapper.map, session.note_device, session.mapper.real_device
+    """A wrapper for `.to(...)`: the first positional argument or `device=` may be a device.
+    GradScaler and the optimizers call it every step with a torch.device or a dtype, so the
+    path that changes nothing is type checks and at most a memo look-up per argument."""
+    mapped, real, note = session.mapper.mapped, session.mapper.real_device, session.log.note
+    positional, keyword = session.device_verdicts(api), session.device_verdicts(api, "device")
 
     @functools.wraps(original)
     def wrapper(self, *args, **kwargs):
         if args:
             first = args[0]
-            kind = type(first)  # inlined "may be a CUDA device": a hot path
-            if (kind is str and first.startswith("cuda")) or kind is int or (kind is real and first.type == "cuda"):
-                new = to_target(first)
+            kind = type(first)
+            if kind is real or kind is str or kind is int:
+                new = mapped[first]
                 if new is not None:
-                    note(api, first, new)
+                    note(positional[first], 1)
                     args = (new, *args[1:])
         if kwargs:
             device = kwargs.get("device")
             kind = type(device)
-            if (kind is str and device.startswith("cuda")) or kind is int or (kind is real and device.type == "cuda"):
-                new = to_target(device)
+            if kind is real or kind is str or kind is int:
+                new = mapped[device]
                 if new is not None:
-                    note(api, device, new, keyword="device")
+                    note(keyword[device], 1)
                     kwargs["device"] = new
         return original(self, *args, **kwargs)
 

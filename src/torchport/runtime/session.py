@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from torchport.runtime import callers, choose
 from torchport.runtime.calllog import CallLog
-from torchport.runtime.devices import DeviceMapper
+from torchport.runtime.devices import DeviceMapper, Memo
 from torchport.runtime.patchbook import PatchBook
 
 # Each family installs one group of patches: install(session). Order matters only in that
@@ -28,6 +28,7 @@ class Session:
     honest_request: object = None
     book: PatchBook = field(default_factory=PatchBook)
     mapper: DeviceMapper | None = None
+    sorter: callers.CallerSorter | None = None  # honest callers versus the script's
     env_changes: dict = field(default_factory=dict)  # name -> previous value (None: was unset)
     _verdicts: dict = field(default_factory=dict)
 
@@ -49,6 +50,7 @@ class Session:
             log_request=log_path,
             honest_request=honest_to,
         )
+        session.sorter = callers.CallerSorter(session.honest)
         session.mapper = DeviceMapper(device_type, target.keeps_device_index, torch.device)
         session.install()
         return session
@@ -80,9 +82,11 @@ class Session:
     def evaluate(self, expression: str):
         return choose.evaluate(expression, self.device_type)
 
-    def is_honest(self, frame) -> bool:
-        """Whether the code running in `frame` must see the real torch.cuda."""
-        return callers.top_package(frame) in self.honest
+    def device_verdicts(self, api: str, keyword: str | None = None) -> Memo:
+        """CUDA device value -> the log's verdict for mapping it in `api` (its `keyword=`), for
+        wrappers that have already checked the value's kind (see `DeviceMapper.mapped`)."""
+        mapped = self.mapper.mapped
+        return Memo(lambda before: self.mapper.verdict(api, before, mapped[before], "", keyword))
 
     def note_device(self, api: str, before, after, depth: int = 1, note: str = "", keyword=None) -> None:
         """Log a device conversion made for the caller `depth` levels above our caller."""
