@@ -63,3 +63,15 @@ def test_every_change_is_reported_with_its_line_and_rule():
     assert (9, "TP006", "MODIFY") in rows  # dist.Backend.NCCL
     assert (11, "TP004", "MODIFY") in rows  # torch.cuda.set_device
     assert (1, "TP000", "INSERT") in rows  # import torch_npu
+
+
+def test_a_file_that_only_sets_cudnn_flags_is_still_read():
+    result = migrate_source(b"import torch\ntorch.backends.cudnn.benchmark = True\n", targets.get("cpu"), "flags.py")
+    assert [(f.operation.value, f.api) for f in result.findings] == [("NOTE", "torch.backends.cudnn.benchmark")]
+
+
+def test_torch_used_without_an_import_migrates_in_one_pass():
+    source = b"from torch.cuda.amp import autocast\nok = torch.cuda.is_available()\nwith autocast():\n    pass\n"
+    once = migrate_source(source, targets.get("npu"), "t.py").source
+    assert b"torch.npu.is_available()" in once and b"import torch\n" in once
+    assert migrate_source(once, targets.get("npu"), "t.py").source == once

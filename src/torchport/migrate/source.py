@@ -17,7 +17,8 @@ from torchport.targets import Target
 
 # A file that never spells these has nothing to migrate: it is not even parsed.
 MENTIONS_CUDA = re.compile(
-    rb"cuda|nccl|device_ids|\.to\(\s*\d|(?:device|map_location|output_device)\s*=\s*\d", re.IGNORECASE
+    rb"\bcuda\b|\bis_cuda\b|\bnccl\b|\bNCCL\b|\bcudnn\b|CUDA_VISIBLE_DEVICES|device_ids"
+    rb"|\.to(?:_empty)?\(\s*\d|\bdevice\(\s*\d|\b(?:device|map_location|output_device|device_id)\s*=\s*\d"
 )
 IMPORT_CODE = "TP000"
 
@@ -42,7 +43,7 @@ def migrate_source(source: bytes, target: Target, path: str = "<string>") -> Fil
     except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
         return FileResult(source, error=_one_line(error))
     try:
-        wrapper = MetadataWrapper(module)
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # module is ours alone
     except Exception as error:  # noqa: BLE001 (scope analysis can fail on odd code: copy as is)
         return FileResult(source, error=f"could not analyse names: {_one_line(error)}")
     context = FileContext(target=target, path=path)

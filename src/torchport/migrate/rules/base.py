@@ -64,6 +64,10 @@ class Rule(cst.BatchableCSTVisitor):
         if not isinstance(inner, cst.Name):  # `f().x` names an attribute of a result, not an API
             return None
         names = self.get_metadata(QualifiedNameProvider, node, set())
+        if not names and inner.value == "torch":
+            # `torch` used without being imported (the file relies on a star import, or is broken):
+            # read the name as written, so that a second pass, after we add `import torch`, agrees.
+            return cst.Module([]).code_for_node(node)
         torch_names = sorted(n.name for n in names if n.name.startswith("torch"))
         return torch_names[0] if torch_names else None
 
