@@ -19,11 +19,11 @@ HONEST_BY_DEFAULT = frozenset(
     }
 )
 
-HONEST_ENV = "TORCHPORT_HONEST_TO"  # comma-separated package names; replaces the default
+HONEST_ENV = "TORCHPORTHONEST_TO"  # comma-separated package names; replaces the default
 
 
 def honest_packages(names=None) -> frozenset[str]:
-    """The packages that see the real torch.cuda: `names`, else $TORCHPORT_HONEST_TO, else the default."""
+    """The packages that see the real torch.cuda: `names`, else $TORCHPORTHONEST_TO, else the default."""
     if names is None:
         names = os.environ.get(HONEST_ENV)
         if names is None:
@@ -51,7 +51,7 @@ def caller(depth: int):
     return sys._getframe(depth + 1)
 
 
-_HONEST, _SCRIPT, _OURS = "honest", "script", "torchport"
+HONEST, SCRIPT, OURS = "honest", "script", "torchport"
 
 
 class CallerSorter:
@@ -64,18 +64,19 @@ class CallerSorter:
 
     def __init__(self, honest: frozenset[str]) -> None:
         self.honest = honest
-        self._sorts: dict = {}  # module name -> _HONEST, _SCRIPT or _OURS
+        # module name -> HONEST, SCRIPT or OURS; hot wrappers read it inline for the first two
+        self.sorts: dict = {}
 
     def script_frame(self, frame):
         """`frame` itself (or, past torchport's frames, its caller's) when the call is the
         script's, so that it is redirected and logged there; None when the caller is honest."""
         name = frame.f_globals.get("__name__")
-        sort = self._sorts.get(name)
+        sort = self.sorts.get(name)
         if sort is None:
-            sort = self._sorts[name] = self._sort(frame)
-        if sort is _SCRIPT:
+            sort = self.sorts[name] = self._sort(frame)
+        if sort is SCRIPT:
             return frame
-        if sort is _HONEST:
+        if sort is HONEST:
             return None
         while frame.f_back is not None and top_package(frame) == "torchport":
             frame = frame.f_back
@@ -84,5 +85,5 @@ class CallerSorter:
     def _sort(self, frame) -> str:
         package = top_package(frame)
         if package == "torchport":
-            return _OURS
-        return _HONEST if package in self.honest else _SCRIPT
+            return OURS
+        return HONEST if package in self.honest else SCRIPT

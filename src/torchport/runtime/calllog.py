@@ -6,8 +6,8 @@
     # summary: 2 call sites, 41 calls: 0 same, 1 adapted, 1 no-op, 0 unsupported
     #   torch.cuda.synchronize: 1 site, 20 calls
 
-A call site is the first frame outside torch and torchport; lines are cached by (code object,
-line, API), so a call in a training loop costs one set lookup after its first time.
+A call site is the first frame outside torch and torchport; sites are cached by (code object,
+instruction, API), so a call in a training loop costs two dict look-ups after its first time.
 """
 
 from __future__ import annotations
@@ -44,8 +44,13 @@ class CallLog:
         self.announce = announce  # print the one-line summary to stderr at the end
         self._file = None
         self._closed = False
-        self._inside: dict = {}  # code object -> whether it lies in torch or torchport
-        self._calls: dict = {}  # (code, line, api) -> number of calls
+        # Hot look-ups are keyed by id(code) and the instruction offset: hashing a code object
+        # hashes all its contents (microseconds for a long training function) and f_lineno
+        # decodes the line table. The code objects are kept alive here, so no id is reused.
+        self._inside: dict = {}  # id(code) -> whether it lies in torch or torchport
+        self._alive: list = []  # the code objects keyed by id in _inside
+        self._slots: dict = {}  # (id(code), f_lasti, api) -> its site's counter cell
+        self._counters: dict = {}  # (code, line, api) -> [number of calls], one per call site
         self.sites: list[tuple[str, object]] = []  # (file:line, verdict) in order of first call
 
     def note(self, verdict, depth: int = 1) -> None:
@@ -56,36 +61,46 @@ class CallLog:
         """Record a call of `verdict.api` made in `frame` (or, when that lies in torch or
         torchport, at the first frame outside them).
 
-        The fast path (a call site seen before) is two dict look-ups: frames in torch or torchport
-        are recognised once per code object and only then walked past."""
+        The fast path (a call made before at the same place) is two dict look-ups; frames in
+        torch or torchport are recognised once per code object and only then walked past."""
         code = frame.f_code
-        inside = self._inside.get(code)
+        inside = self._inside.get(id(code))
         if inside is None:
-            inside = self._inside[code] = report_frame(frame) is not frame
+            inside = self._inside[id(code)] = report_frame(frame) is not frame
+            self._alive.append(code)
         if inside:
             frame = report_frame(frame)
             code = frame.f_code
-        key = (code, frame.f_lineno, verdict.api)
-        count = self._calls.get(key)
-        if count is not None:
-            self._calls[key] = count + 1
-            return
-        self._calls[key] = 1
-        site = f"{_short(code.co_filename)}:{frame.f_lineno}"
-        self.sites.append((site, verdict))
-        self._write(f"{site}  {verdict.describe()}")
+        cell = self._slots.get((id(code), frame.f_lasti, verdict.api))
+        if cell is not None:
+            cell[0] += 1
+        else:
+            self._first_call_at(verdict, frame)
+
+    def _first_call_at(self, verdict, frame) -> None:
+        """Count a call at an instruction not seen before, logging its line if that is new."""
+        code, line = frame.f_code, frame.f_lineno
+        key = (code, line, verdict.api)
+        cell = self._counters.get(key)
+        if cell is None:
+            cell = self._counters[key] = [0]
+            site = f"{_short(code.co_filename)}:{line}"
+            self.sites.append((site, verdict))
+            self._write(f"{site}  {verdict.describe()}")
+        self._slots[(id(code), frame.f_lasti, verdict.api)] = cell
+        cell[0] += 1
 
     @property
     def calls(self) -> Counter:
         """verdict.api -> number of calls, over all call sites."""
         totals: Counter = Counter()
-        for (_, _, api), count in self._calls.items():
+        for (_, _, api), (count,) in self._counters.items():
             totals[api] += count
         return totals
 
     def note_at(self, site: str, verdict) -> None:
         """Record a change made once at start-up, with no call site (an environment variable)."""
-        self._calls[(None, site, verdict.api)] = 1
+        self._counters[(None, site, verdict.api)] = [1]
         self.sites.append((site, verdict))
         self._write(f"{site}  {verdict.describe()}")
 

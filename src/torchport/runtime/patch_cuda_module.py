@@ -21,6 +21,7 @@ import inspect
 import sys
 import types
 
+from torchport.runtime.callers import HONEST, SCRIPT
 from torchport.runtime.hosttime import HostEvent
 from torchport.runtime.proxies import class_proxy
 from torchport.targets.surface import cuda_apis
@@ -49,13 +50,17 @@ def install(session) -> None:
 
 
 def _guarded(session, verdict, original, act):
-    """The replacement: honest callers get `original`, the script gets `act` (and a log line)."""
-    script_frame, note = session.sorter.script_frame, session.log.note_frame
+    """The replacement: honest callers get `original`, the script gets `act` (and a log line).
+    A caller's module seen before is sorted with one look-up, inline (no call of ours)."""
+    sorts, sort_frame, note = session.sorter.sorts, session.sorter.script_frame, session.log.note_frame
 
     def replacement(*args, **kwargs):
-        frame = script_frame(sys._getframe(1))
-        if frame is None:
-            return original(*args, **kwargs)
+        frame = sys._getframe(1)
+        sort = sorts.get(frame.f_globals.get("__name__"))
+        if sort is not SCRIPT:
+            frame = None if sort is HONEST else sort_frame(frame)
+            if frame is None:
+                return original(*args, **kwargs)
         note(verdict, frame)
         return act(*args, **kwargs)
 
@@ -65,12 +70,15 @@ def _guarded(session, verdict, original, act):
 def _guarded_class(session, verdict, original, act):
     """`_guarded` for a class: the proxy's metaclass `__call__` itself (no frame of ours between
     it and the caller, for classes built every step such as torch.cuda.amp.autocast)."""
-    script_frame, note = session.sorter.script_frame, session.log.note_frame
+    sorts, sort_frame, note = session.sorter.sorts, session.sorter.script_frame, session.log.note_frame
 
     def construct(cls, *args, **kwargs):
-        frame = script_frame(sys._getframe(1))
-        if frame is None:
-            return original(*args, **kwargs)
+        frame = sys._getframe(1)
+        sort = sorts.get(frame.f_globals.get("__name__"))
+        if sort is not SCRIPT:
+            frame = None if sort is HONEST else sort_frame(frame)
+            if frame is None:
+                return original(*args, **kwargs)
         note(verdict, frame)
         return act(*args, **kwargs)
 
@@ -162,9 +170,16 @@ def _autocast_action(session, real, original):
     parameters.pop(next(iter(parameters)))  # self
     defaults = {name: parameter.default for name, parameter in parameters.items()}
     if list(defaults) == ["enabled", "dtype", "cache_enabled"]:
-        def autocast(enabled=defaults["enabled"], dtype=defaults["dtype"], cache_enabled=defaults["cache_enabled"]):
-            return real(device_type, dtype=session.autocast_dtype(dtype), enabled=enabled,
-                        cache_enabled=cache_enabled)
+        # torch's own __init__, called directly: the amp family's wrapper (installed after this)
+        # would only pass the target's device type through.
+        init, cuda_default = real.__dict__["__init__"], defaults["dtype"]
+        default = session.autocast_dtype(cuda_default)
+
+        def autocast(enabled=defaults["enabled"], dtype=cuda_default, cache_enabled=defaults["cache_enabled"]):
+            context = object.__new__(real)
+            init(context, device_type, dtype=default if dtype is cuda_default else session.autocast_dtype(dtype),
+                 enabled=enabled, cache_enabled=cache_enabled)
+            return context
         return autocast
     signature = inspect.Signature(list(parameters.values()))
 

@@ -88,7 +88,7 @@ def _patch_generator_class(session, torch) -> None:
 
 def _keyword_mapper(session, api: str, original):
     """A wrapper that maps the `device=` keyword (factories, `Tensor.new_*`)."""
-    mapped, real, note = session.mapper.mapped, session.mapper.real_device, session.log.note
+    mapped, real, note = session.mapper.mapped, session.mapper.real_device, session.log.note_frame
     verdicts = session.device_verdicts(api, "device")
 
     @functools.wraps(original)
@@ -99,7 +99,7 @@ def _keyword_mapper(session, api: str, original):
             if kind is real or kind is str or kind is int:
                 new = mapped[device]
                 if new is not None:
-                    note(verdicts[device], 1)
+                    note(verdicts[device], sys._getframe(1))
                     kwargs["device"] = new
         return original(*args, **kwargs)
 
@@ -110,7 +110,7 @@ def _to_mapper(session, api: str, original):
     """A wrapper for `.to(...)`: the first positional argument or `device=` may be a device.
     GradScaler and the optimizers call it every step with a torch.device or a dtype, so the
     path that changes nothing is type checks and at most a memo look-up per argument."""
-    mapped, real, note = session.mapper.mapped, session.mapper.real_device, session.log.note
+    mapped, real, note = session.mapper.mapped, session.mapper.real_device, session.log.note_frame
     positional, keyword = session.device_verdicts(api), session.device_verdicts(api, "device")
 
     @functools.wraps(original)
@@ -121,7 +121,7 @@ def _to_mapper(session, api: str, original):
             if kind is real or kind is str or kind is int:
                 new = mapped[first]
                 if new is not None:
-                    note(positional[first], 1)
+                    note(positional[first], sys._getframe(1))
                     args = (new, *args[1:])
         if kwargs:
             device = kwargs.get("device")
@@ -129,7 +129,7 @@ def _to_mapper(session, api: str, original):
             if kind is real or kind is str or kind is int:
                 new = mapped[device]
                 if new is not None:
-                    note(keyword[device], 1)
+                    note(keyword[device], sys._getframe(1))
                     kwargs["device"] = new
         return original(self, *args, **kwargs)
 
