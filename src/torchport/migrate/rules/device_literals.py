@@ -70,6 +70,15 @@ class DeviceLiteralRule(Rule):
 
         self.change(call, fix, f"drop the device index: {self.target.name} has one device")
 
+    def _replaced_by_indexless_device(self, whole: cst.CSTNode) -> bool:
+        """On a target without device indices, a device computed from an index is just the device."""
+        target = self.target
+        if target.device_type is None or target.keeps_device_index:
+            return False
+        new = f'"{target.device_type}"'
+        self.change(whole, lambda _: parse_expression(new), f"replace the computed cuda device with {new}")
+        return True
+
     def _is_map_location(self, parent: cst.CSTNode | None) -> bool:
         return isinstance(parent, cst.Arg) and parent.keyword is not None and parent.keyword.value == "map_location"
 
@@ -77,9 +86,7 @@ class DeviceLiteralRule(Rule):
         """The literal holds the "cuda:" prefix of a device built at run time."""
         rest = value[len("cuda") :]
         target = self.target
-        if target.device_type is not None and not target.keeps_device_index:
-            new = f'"{target.device_type}"'
-            self.change(whole, lambda _: parse_expression(new), f'replace the computed cuda device with {new}')
+        if self._replaced_by_indexless_device(whole):
             return
         if target.device_type is None:
             new = f'f"{{{target.device_type_expr}}}{_escape_braces(rest)}"'
@@ -97,9 +104,7 @@ class DeviceLiteralRule(Rule):
         ):
             return
         target = self.target
-        if target.device_type is not None and not target.keeps_device_index:
-            new = f'"{target.device_type}"'
-            self.change(node, lambda _: parse_expression(new), f"replace the computed cuda device with {new}")
+        if self._replaced_by_indexless_device(node):
             return
         if target.device_type is None:
             head = [
