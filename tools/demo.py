@@ -52,7 +52,7 @@ def main() -> int:
         summary = json.loads((out / "torchport_report" / "summary.json").read_text())
         print(f"  report: {summary['changes']} changes in {summary['files_changed']} files, "
               f"{summary['unsupported']} unsupported, {summary['notes']} notes -> {out.relative_to(ROOT)}/torchport_report/")
-    print(f"\nSee a diff with: torchport migrate examples --diff --target npu")
+    print("\nSee a diff with: torchport migrate examples --diff --target npu")
     return 1 if failures else 0
 
 
