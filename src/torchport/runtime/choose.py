@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 
 AUTO_ORDER = ("npu", "xpu", "mps")  # `--target auto`: the first available of these, else cpu
 
@@ -65,6 +66,7 @@ def device_type_of(target) -> str:
 
 def evaluate(expression: str, device_type: str):
     """Evaluate one of the target's source expressions (dist_backend, guard, ...) here and now."""
-    import torch
-
-    return eval(compile(expression, "<torchport target>", "eval"), {"torch": torch, "DEVICE_TYPE": device_type})
+    namespace = {"DEVICE_TYPE": device_type}
+    for root in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\.", expression)):  # torch, contextlib, platform, ...
+        namespace.setdefault(root, importlib.import_module(root))
+    return eval(compile(expression, "<torchport target>", "eval"), namespace)

@@ -40,6 +40,8 @@ TARGET = Target(
              noop("torch.cuda.get_device_name", "torch.accelerator has no model names: the device type",
                   "DEVICE_TYPE")),
             _renamed("Stream", "torch.Stream", "torch's device-generic stream"),
+            _renamed("device", "torch.accelerator.device_index", "same meaning", guard=GUARD,
+                     value="contextlib.nullcontext()"),
         ]
     ),
 )

@@ -49,6 +49,9 @@ ACTIONS = {
     "set_device",
 }
 
+# Context managers that select a device; where the target cannot switch devices they do nothing.
+DEVICE_CONTEXTS = {"device", "device_of"}
+
 
 def verdict(api: str, name: str) -> Verdict | None:
     if name in SEEDING:
@@ -57,6 +60,8 @@ def verdict(api: str, name: str) -> Verdict | None:
         return noop(api, "no device memory statistics on this target", RESULT_VALUES[name])
     if name in ACTIONS:
         return noop(api, "nothing to do on this target")
+    if name in DEVICE_CONTEXTS:
+        return adapted(api, "contextlib.nullcontext", "one device: nothing to switch to", drop_args=True)
     if name == "get_device_name":
         return adapted(api, "platform.processor", "the host processor's name", drop_args=True)
     return None

@@ -87,7 +87,7 @@ class CudaApiRule(ApiReferenceRule):
             return
         line = sole_statement(self, call)
         guard = parse_expression(verdict.guard)
-        needs = f"{verdict.replacement} {verdict.guard}"
+        needs = f"{verdict.replacement} {verdict.guard} {verdict.value or ''}"
         if line is not None:
             self.change(call, redirected, verdict.describe(), api=verdict.api, needs=needs)
 

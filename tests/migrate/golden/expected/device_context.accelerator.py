@@ -1,0 +1,6 @@
+import torch
+import contextlib
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+
+with (torch.accelerator.device_index(1) if torch.accelerator.is_available() else contextlib.nullcontext()):
+    x = torch.ones(2).to(DEVICE_TYPE)

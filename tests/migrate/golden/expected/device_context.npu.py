@@ -1,0 +1,5 @@
+import torch
+import torch_npu
+
+with torch.npu.device(1):
+    x = torch.ones(2).npu()
