@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 from _optim_cases import DEFAULTS, GRID, build, cases
 from _optim_harness import assert_models_match, assert_moved, batches, make_model, train

@@ -8,8 +8,7 @@ import torch
 from torch import nn
 
 from _optim_cases import DEFAULTS, build, cases
-from _optim_harness import (assert_models_match, assert_moved, batches, loss_of, make_model, max_rel_err,
-                            train)
+from _optim_harness import (assert_models_match, assert_moved, batches, loss_of, make_model, train)
 
 import torchport.optim as fo
 

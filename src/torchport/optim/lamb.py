@@ -88,8 +88,7 @@ class FusedLamb(FlatOptimizer):
         adapt = wd != 0 or group["always_adapt"]
         clip = self._clip.to(run.bucket.device) if self._clip is not None else None
         for piece in run.pieces():
-            p, g = piece.params, piece.grads
-            m, v = piece.state("exp_avg"), piece.state("exp_avg_sq")
+            p = piece.params
             update = piece.scratch("update")
             if (piece.fused_kernels() and beta3 == 1 - beta1
                     and p.dtype in (torch.float32, torch.float64)):
