@@ -12,7 +12,7 @@ from libcst.metadata import MetadataWrapper
 
 from torchport.migrate.findings import Finding, Operation
 from torchport.migrate.rules import RULES
-from torchport.migrate.rules.base import ApplyFixes, FileContext
+from torchport.migrate.rules.base import ApplyFixes, FileContext, source_of
 from torchport.targets import Target
 
 # A file that never spells these has nothing to migrate: it is not even parsed.
@@ -80,8 +80,8 @@ class MergeAdjacentGuards(cst.CSTTransformer):
                 and statement.orelse is None
                 and previous.orelse is None
                 and not statement.leading_lines
-                and cst.Module([]).code_for_node(statement.test) == self.guard
-                and cst.Module([]).code_for_node(previous.test) == self.guard
+                and source_of(statement.test) == self.guard
+                and source_of(previous.test) == self.guard
             ):
                 inner = list(previous.body.body)
                 for line in statement.body.body:  # a repeated bare call (two syncs in a row) once
@@ -94,7 +94,7 @@ class MergeAdjacentGuards(cst.CSTTransformer):
         return merged
 
     def _is_guard(self, node: cst.CSTNode) -> bool:
-        return isinstance(node, cst.If) and node.orelse is None and cst.Module([]).code_for_node(node.test) == self.guard
+        return isinstance(node, cst.If) and node.orelse is None and source_of(node.test) == self.guard
 
     def leave_If(self, original_node, updated_node):  # noqa: N802
         """Inside `if guard:`, a nested `if guard:` is redundant: keep its body only."""
@@ -153,11 +153,11 @@ def _cuda_imports(module: cst.Module):
         for stmt in line.body:
             if isinstance(stmt, cst.Import):
                 for alias in stmt.names:
-                    name = cst.Module([]).code_for_node(alias.name)
+                    name = source_of(alias.name)
                     if name == "torch.cuda" or name.startswith("torch.cuda."):
                         yield (name, None, alias.evaluated_alias)
             elif isinstance(stmt, cst.ImportFrom) and stmt.module is not None and not isinstance(stmt.names, cst.ImportStar):
-                source = cst.Module([]).code_for_node(stmt.module)
+                source = source_of(stmt.module)
                 for alias in stmt.names:
                     name = alias.evaluated_name
                     if source.startswith("torch.cuda") or (source == "torch" and name == "cuda"):
@@ -173,9 +173,9 @@ def _top_level_import_index(module: cst.Module, predicate) -> int | None:
 
 def _imports_torch(stmt: cst.BaseSmallStatement) -> bool:
     if isinstance(stmt, cst.Import):
-        return any(cst.Module([]).code_for_node(a.name).split(".")[0] == "torch" for a in stmt.names)
+        return any(source_of(a.name).split(".")[0] == "torch" for a in stmt.names)
     if isinstance(stmt, cst.ImportFrom) and stmt.module is not None and not stmt.relative:
-        return cst.Module([]).code_for_node(stmt.module).split(".")[0] == "torch"
+        return source_of(stmt.module).split(".")[0] == "torch"
     return False
 
 
@@ -184,13 +184,13 @@ def _binds(module: cst.Module, name: str) -> bool:
     return _top_level_import_index(
         module,
         lambda s: isinstance(s, cst.Import)
-        and any(a.asname is None and cst.Module([]).code_for_node(a.name).split(".")[0] == name for a in s.names),
+        and any(a.asname is None and source_of(a.name).split(".")[0] == name for a in s.names),
     ) is not None
 
 
 def _imports(module: cst.Module, name: str) -> bool:
     return _top_level_import_index(
-        module, lambda s: isinstance(s, cst.Import) and any(cst.Module([]).code_for_node(a.name) == name for a in s.names)
+        module, lambda s: isinstance(s, cst.Import) and any(source_of(a.name) == name for a in s.names)
     ) is not None
 
 

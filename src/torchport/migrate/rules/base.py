@@ -67,7 +67,7 @@ class Rule(cst.BatchableCSTVisitor):
         if not names and inner.value == "torch":
             # `torch` used without being imported (the file relies on a star import, or is broken):
             # read the name as written, so that a second pass, after we add `import torch`, agrees.
-            return cst.Module([]).code_for_node(node)
+            return source_of(node)
         torch_names = sorted(n.name for n in names if n.name.startswith("torch"))
         return torch_names[0] if torch_names else None
 
@@ -155,7 +155,7 @@ class ApplyFixes(cst.CSTTransformer):
         """`if torch.cuda.is_available(): <only no-ops>` is dropped whole once its body is gone."""
         emptied = _only_pass(updated_node.body) and not _only_pass(original_node.body)
         test = updated_node.test
-        probe = isinstance(test, cst.Call) and not test.args and cst.Module([]).code_for_node(test.func).endswith("is_available")
+        probe = isinstance(test, cst.Call) and not test.args and source_of(test.func).endswith("is_available")
         if emptied and probe and updated_node.orelse is None:
             return cst.RemoveFromParent()
         return updated_node
@@ -164,6 +164,14 @@ class ApplyFixes(cst.CSTTransformer):
         if not updated_node.body:
             return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         return updated_node
+
+
+_EMPTY_MODULE = cst.Module([])
+
+
+def source_of(node: cst.CSTNode) -> str:
+    """The source text of one node, as LibCST would print it."""
+    return _EMPTY_MODULE.code_for_node(node)
 
 
 def _only_pass(block: cst.BaseSuite) -> bool:

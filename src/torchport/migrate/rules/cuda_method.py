@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, call_argument, parse_expression
+from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of
 from torchport.migrate.rules.device_exprs import device_expression, indexed_device_expression
 
 
@@ -37,7 +37,7 @@ class CudaMethodRule(Rule):
             if index is None:
                 device = device_expression(target, None)
             else:
-                device = indexed_device_expression(target, cst.Module([]).code_for_node(index.value))
+                device = indexed_device_expression(target, source_of(index.value))
             new_source = f".to({device})"
 
             def fix(updated: cst.Call) -> cst.Call:

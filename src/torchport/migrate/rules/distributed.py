@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, call_argument, parse_expression, without_arguments
+from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of, without_arguments
 from torchport.migrate.rules.device_exprs import string_value
 from torchport.targets.device_apis import CUDA_DIST_BACKEND
 
@@ -68,4 +68,4 @@ class DdpDeviceIdsRule(Rule):
 
     def _already_guarded(self, value: cst.BaseExpression) -> bool:
         guard = self.target.guard
-        return guard is not None and isinstance(value, cst.IfExp) and cst.Module([]).code_for_node(value.test) == guard
+        return guard is not None and isinstance(value, cst.IfExp) and source_of(value.test) == guard
