@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.migrate.findings import Operation
-from torchport.migrate.rules.base import ApiReferenceRule, call_argument, parse_expression
+from torchport.migrate.rules.base import ApiReferenceRule, call_argument, parse_expression, with_arguments
 from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression
 
 CUDA_AMP = "torch.cuda.amp."
@@ -37,10 +37,8 @@ class AmpRule(ApiReferenceRule):
         if name in DEVICE_FIRST and is_call:
 
             def fix(updated: cst.Call) -> cst.Call:
-                device_arg = cst.Arg(parse_expression(device))
-                if updated.args:
-                    device_arg = device_arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                return updated.with_changes(func=parse_expression(replacement), args=[device_arg, *updated.args])
+                moved = updated.with_changes(func=parse_expression(replacement))
+                return with_arguments(moved, before=[cst.Arg(parse_expression(device))])
 
             self.change(parent, fix, verdict.describe(), api=api, needs=f"{replacement} {device}")
             if name == "autocast":
@@ -54,10 +52,7 @@ class AmpRule(ApiReferenceRule):
             if is_call:
 
                 def fix(updated: cst.Call) -> cst.Call:
-                    args = list(updated.args)
-                    if args:
-                        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                    return updated.with_changes(func=parse_expression(replacement), args=[*args, keyword])
+                    return with_arguments(updated.with_changes(func=parse_expression(replacement)), after=[keyword])
 
                 self.change(parent, fix, verdict.describe(), api=api, needs=f"{replacement} {device}")
             else:  # a bare decorator: `@torch.cuda.amp.custom_fwd`

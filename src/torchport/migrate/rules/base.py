@@ -195,6 +195,19 @@ def call_argument(call: cst.Call, keyword: str, position: int | None = None) -> 
     return None
 
 
+def with_arguments(call: cst.Call, before: list[cst.Arg] = (), after: list[cst.Arg] = ()) -> cst.Call:
+    """`call` with arguments added in front of and behind its own. The call's own commas (and the
+    line breaks they carry) stay; a comma is added only where an argument now needs one."""
+    args = [*before, *call.args, *after]
+    separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    return call.with_changes(
+        args=[
+            arg.with_changes(comma=separator) if i < len(args) - 1 and not isinstance(arg.comma, cst.Comma) else arg
+            for i, arg in enumerate(args)
+        ]
+    )
+
+
 def without_arguments(call: cst.Call, keywords: set[str]) -> cst.Call:
     """`call` with the given keyword arguments removed (and a trailing comma tidied)."""
     args = [a for a in call.args if a.keyword is None or a.keyword.value not in keywords]

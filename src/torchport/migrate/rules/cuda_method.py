@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of
+from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of, with_arguments
 from torchport.migrate.rules.device_exprs import device_expression, indexed_device_expression
 
 
@@ -24,28 +24,35 @@ class CudaMethodRule(Rule):
             return
         if self.qualified_name(func) == "torch.cuda":  # the module itself, not a method
             return
-        index = call_argument(node, "device", position=0)
-        target = self.target
-        method = target.tensor_method
-        if method is not None and method != "cpu":
-            new_source = f".{method}(...)"
-            fix = lambda updated: updated.with_changes(func=updated.func.with_changes(attr=cst.Name(method)))
-        elif method == "cpu":
-            new_source = ".cpu()"
-            fix = lambda updated: updated.with_changes(func=updated.func.with_changes(attr=cst.Name("cpu")), args=[])
+        method = self.target.tensor_method
+        if method == "cpu":
+            self.change(node, _renamed("cpu", keep_args=False), "replace .cuda() with .cpu()")
+        elif method is not None:
+            self.change(node, _renamed(method, keep_args=True), f"replace .cuda() with .{method}(...)")
         else:
-            if index is None:
-                device = device_expression(target, None)
-            else:
-                device = indexed_device_expression(target, source_of(index.value))
-            new_source = f".to({device})"
+            index = call_argument(node, "device", position=0)
+            device = (
+                device_expression(self.target, None)
+                if index is None
+                else indexed_device_expression(self.target, source_of(index.value))
+            )
+            self.change(node, _moved_to(device), f"replace .cuda() with .to({device})", needs=device)
 
-            def fix(updated: cst.Call) -> cst.Call:
-                kept = [a for a in updated.args if a.keyword is not None and a.keyword.value != "device"]
-                device_arg = cst.Arg(parse_expression(device))
-                args = [device_arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))] if kept else [device_arg]
-                return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")), args=args + kept)
 
-            self.change(node, fix, f"replace .cuda() with {new_source}", needs=device)
-            return
-        self.change(node, fix, f"replace .cuda() with {new_source}")
+def _renamed(method: str, *, keep_args: bool):
+    def fix(updated: cst.Call) -> cst.Call:
+        renamed = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(method)))
+        return renamed if keep_args else renamed.with_changes(args=[])
+
+    return fix
+
+
+def _moved_to(device: str):
+    """`x.cuda(i, non_blocking=True)` -> `x.to(<device>, non_blocking=True)`."""
+
+    def fix(updated: cst.Call) -> cst.Call:
+        keywords = [a for a in updated.args if a.keyword is not None and a.keyword.value != "device"]
+        to = updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")), args=keywords)
+        return with_arguments(to, before=[cst.Arg(parse_expression(device))])
+
+    return fix
