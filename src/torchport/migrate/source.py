@@ -133,7 +133,7 @@ def _tidy_imports(original: cst.Module, module: cst.Module, context: FileContext
         module = AddImportsVisitor(codemod, [ImportItem(name) for name in wanted]).transform_module(module)
         findings.append(_import_finding(context, Operation.INSERT, f"import what the new code uses: {', '.join(wanted)}"))
     if target.setup_import and not _imports(module, target.setup_import):
-        module = _insert_after_torch_import(module, f"import {target.setup_import}")
+        module = _insert_after_torch_import(module, target.setup_import)
         findings.append(_import_finding(context, Operation.INSERT, f"insert import {target.setup_import}"))
     if context.needs_preamble and target.preamble and not _has_statement(module, target.preamble):
         module = _insert_after_imports(module, target.preamble)
@@ -194,12 +194,13 @@ def _imports(module: cst.Module, name: str) -> bool:
     ) is not None
 
 
-def _insert_after_torch_import(module: cst.Module, statement: str) -> cst.Module:
+def _insert_after_torch_import(module: cst.Module, name: str) -> cst.Module:
+    """`import name` right after the first top-level torch import (or with the others, if none)."""
     index = _top_level_import_index(module, _imports_torch)
     if index is None:
-        return AddImportsVisitor(CodemodContext(), [ImportItem(statement.split()[-1])]).transform_module(module)
+        return AddImportsVisitor(CodemodContext(), [ImportItem(name)]).transform_module(module)
     body = list(module.body)
-    body.insert(index + 1, cst.parse_statement(statement))
+    body.insert(index + 1, cst.parse_statement(f"import {name}"))
     return module.with_changes(body=body)
 
 
