@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, ImportItem, RemoveImportsVisitor
-from libcst.metadata import MetadataWrapper
 
+from torchport.migrate.elide import elide
 from torchport.migrate.findings import Finding, Operation
+from torchport.migrate.names import ImportTable
 from torchport.migrate.rules import RULES
-from torchport.migrate.rules.base import ApplyFixes, FileContext, source_of
+from torchport.migrate.rules.base import ApplyFixes, FileContext, NameAnalysisError, RulesPass, source_of
 from torchport.targets import Target
 
 # A file that never spells these has nothing to migrate: it is not even parsed.
@@ -38,20 +39,33 @@ def migrate_source(source: bytes, target: Target, path: str = "<string>") -> Fil
     """Migrate Python `source` (bytes, any declared encoding) to `target`."""
     if not MENTIONS_CUDA.search(source):
         return FileResult(source)
+    elision = elide(source, MENTIONS_CUDA)
+    if elision is not None:
+        result = _migrate(elision.reduced, target, path)
+        restored = elision.restore(result.source) if result.changed else source
+        if result.error is None and restored is not None:
+            findings = [
+                replace(f, **dict(zip(("start_line", "end_line"), elision.original_lines(f.start_line, f.end_line))))
+                for f in result.findings
+            ]
+            return FileResult(restored, findings)
+    return _migrate(source, target, path)
+
+
+def _migrate(source: bytes, target: Target, path: str) -> FileResult:
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
         return FileResult(source, error=_one_line(error))
+    context = FileContext(target=target, path=path, module=module, imports=ImportTable.of(source))
     try:
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # module is ours alone
-    except Exception as error:  # noqa: BLE001 (scope analysis can fail on odd code: copy as is)
-        return FileResult(source, error=f"could not analyse names: {_one_line(error)}")
-    context = FileContext(target=target, path=path)
-    wrapper.visit_batched([rule(context) for rule in RULES])
-    findings = sorted(context.findings, key=lambda f: (f.start_line, f.code))
+        module.visit(RulesPass([rule(context) for rule in RULES]))
+    except NameAnalysisError as error:
+        return FileResult(source, error=f"could not analyse names: {error}")
+    findings = context.findings()
     if not context.fixes:
         return FileResult(source, findings)
-    new_module = wrapper.module.visit(ApplyFixes(context.fixes))
+    new_module = module.visit(ApplyFixes(context.fixes))
     if target.guard:
         new_module = new_module.visit(MergeAdjacentGuards(target.guard))
     new_module, import_findings = _tidy_imports(module, new_module, context)

@@ -1,9 +1,12 @@
 """What every rule shares: one traversal, findings instead of edits, and the edits kept apart.
 
-Rules are `libcst.BatchableCSTVisitor`s, so all of them share a single walk of a file. A rule
-never edits the tree: it records a `Finding` and, for a change, a *fix*: a function from the
-(already updated) node to its replacement. `apply_fixes` runs them bottom-up, so fixes on nested
-nodes compose.
+All rules share a single walk of a file (`RulesPass`). A rule never edits the tree: it records
+a `Finding` and, for a change, a *fix*: a function from the (already updated) node to its
+replacement. `ApplyFixes` runs them bottom-up, so fixes on nested nodes compose.
+
+The walk itself keeps what rules ask about a node: its parent and what its name refers to
+(from the file's imports, see names.py). The lines of a finding are computed once, after the
+walk, for the nodes that have findings only.
 """
 
 from __future__ import annotations
@@ -13,13 +16,29 @@ from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Union
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
 
 from torchport.migrate.findings import Finding, Operation
+from torchport.migrate.lines import node_lines
+from torchport.migrate.names import ImportTable
 from torchport.targets import Target
 
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
 Fix = Callable[[cst.CSTNode], Replacement]
+
+
+class _MetadataReader(cst.MetadataDependent):
+    """Reads resolved metadata the way a visitor would (LibCST computes some values lazily)."""
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.metadata = {}
+
+
+class NameAnalysisError(Exception):
+    """LibCST's scope analysis failed on this file (it happens on odd code): copy it as is."""
 
 
 @dataclass
@@ -28,10 +47,15 @@ class FileContext:
 
     target: Target
     path: str
-    findings: list[Finding] = field(default_factory=list)
     fixes: dict[cst.CSTNode, list[Fix]] = field(default_factory=lambda: defaultdict(list))
     needed_imports: set[str] = field(default_factory=set)  # modules the rewritten code refers to
     needs_preamble: bool = False  # the target's device-type preamble is referred to
+    module: cst.Module | None = None  # the module the rules walk
+    imports: ImportTable | None = None  # None: names are resolved by a scope analysis instead
+    parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)  # filled by RulesPass
+    wrapper: MetadataWrapper | None = None  # for a scope analysis, made on first need
+    metadata_reader: _MetadataReader | None = None
+    reported: list[tuple[cst.CSTNode, str, Operation, str, str]] = field(default_factory=list)
 
     def need_expression(self, source: str) -> None:
         """Record the imports and preamble that a piece of generated code relies on."""
@@ -42,16 +66,40 @@ class FileContext:
             if "." in token and root.isidentifier():
                 self.needed_imports.add(token.rsplit(".", 1)[0] if root != "torch" else "torch")
 
+    def metadata(self, provider, node: cst.CSTNode, default=None):
+        """LibCST metadata for `node`, computed (for the whole module) on first need."""
+        try:
+            if self.wrapper is None:
+                self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+                self.metadata_reader = _MetadataReader()
+            if provider not in self.metadata_reader.metadata:
+                self.metadata_reader.metadata[provider] = self.wrapper.resolve(provider)
+            return self.metadata_reader.get_metadata(provider, node, default)
+        except Exception as error:  # (it fails on some odd code)
+            first = (str(error).strip().splitlines() or [""])[0]
+            raise NameAnalysisError(f"{type(error).__name__}: {first}") from error
 
-class Rule(cst.BatchableCSTVisitor):
-    """A rewrite rule. Subclasses set `code` and write their docstring as the rule's description."""
+    def findings(self) -> list[Finding]:
+        """The rows reported so far, with their lines."""
+        lines = node_lines(self.module, {node for node, *_ in self.reported})
+        rows = [
+            Finding(self.path, *lines.get(node, (0, 0)), code, operation, message, api)
+            for node, code, operation, message, api in self.reported
+        ]
+        return sorted(rows, key=lambda f: (f.start_line, f.code))
+
+
+class Rule:
+    """A rewrite rule. Subclasses set `code` and write their docstring as the rule's description.
+
+    `visit_<Node>(node)` and `leave_<Node>(node)` methods are called by `RulesPass`, as in a
+    LibCST visitor (a `visit_` method's return value is ignored: every rule sees every node).
+    """
 
     code: ClassVar[str] = ""
     title: ClassVar[str] = ""  # a few words for the terminal summary
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
 
     def __init__(self, context: FileContext) -> None:
-        super().__init__()
         self.context = context
         self.target = context.target
 
@@ -63,22 +111,42 @@ class Rule(cst.BatchableCSTVisitor):
             inner = inner.value
         if not isinstance(inner, cst.Name):  # `f().x` names an attribute of a result, not an API
             return None
-        names = self.get_metadata(QualifiedNameProvider, node, set())
+        imports = self.context.imports
+        if imports is not None:
+            if not self._is_reference(node):
+                return None
+            if inner.value not in imports.bindings:
+                # `torch` used without being imported (a star import, or a broken file): read the
+                # name as written, so that a second pass, after we add `import torch`, agrees.
+                return source_of(node) if inner.value == "torch" else None
+            name = imports.qualified_name(source_of(node))
+            return name if name is not None and name.startswith("torch") else None
+        names = self.context.metadata(QualifiedNameProvider, node, set())
         if not names and inner.value == "torch":
-            # `torch` used without being imported (the file relies on a star import, or is broken):
-            # read the name as written, so that a second pass, after we add `import torch`, agrees.
             return source_of(node)
         torch_names = sorted(n.name for n in names if n.name.startswith("torch"))
         return torch_names[0] if torch_names else None
 
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.get_metadata(ParentNodeProvider, node, None)
+    def _is_reference(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is an expression that refers to something, not a name that is only
+        spelled like one (`x.cuda`'s `cuda`, a keyword, a parameter, a def's name, `as` names)."""
+        if not isinstance(node, cst.Name):
+            return True
+        parent = self.parent(node)
+        if isinstance(parent, cst.Attribute):
+            return parent.attr is not node
+        if isinstance(parent, cst.Arg):
+            return parent.keyword is not node
+        if isinstance(parent, (cst.AsName, cst.Param, cst.FunctionDef, cst.ClassDef)):
+            return parent.name is not node
+        return not isinstance(parent, (cst.NameItem, cst.ImportAlias))
 
-    def lines(self, node: cst.CSTNode) -> tuple[int, int]:
-        position = self.get_metadata(PositionProvider, node, None)
-        if position is None:
-            return (0, 0)
-        return (position.start.line, position.end.line)
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.context.parents.get(node)
+
+    def scope(self, node: cst.CSTNode):
+        """LibCST's scope of `node` (computed for the whole file the first time a rule asks)."""
+        return self.context.metadata(ScopeProvider, node)
 
     # --- recording -----------------------------------------------------------------------
     def change(
@@ -98,10 +166,43 @@ class Rule(cst.BatchableCSTVisitor):
         self.report(node, operation, message, api=api)
 
     def report(self, node: cst.CSTNode, operation: Operation, message: str, *, api: str = "") -> None:
-        start, end = self.lines(node)
-        self.context.findings.append(
-            Finding(self.context.path, start, end, self.code, operation, message, api)
-        )
+        self.context.reported.append((node, self.code, operation, message, api))
+
+
+class RulesPass(cst.CSTVisitor):
+    """One walk of a module for all rules: records each node's parent, then calls the rules."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        super().__init__()
+        self.visitors: dict[str, list[Callable]] = defaultdict(list)
+        self.leavers: dict[str, list[Callable]] = defaultdict(list)
+        for rule in rules:
+            for name in dir(type(rule)):
+                if name.startswith("visit_"):
+                    self.visitors[name[len("visit_") :]].append(getattr(rule, name))
+                elif name.startswith("leave_"):
+                    self.leavers[name[len("leave_") :]].append(getattr(rule, name))
+        self.parents = rules[0].context.parents if rules else {}
+        self.stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.stack:
+            self.parents[node] = self.stack[-1]
+        self.stack.append(node)
+        for visit in self.visitors.get(type(node).__name__, ()):
+            visit(node)
+        return True
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass  # (LibCST looks up a visit_<Node>_<attribute> method here, for every field of every node)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        for leave in self.leavers.get(type(original_node).__name__, ()):
+            leave(original_node)
+        self.stack.pop()
 
 
 class ApiReferenceRule(Rule):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ScopeProvider
 
 from torchport.migrate.findings import Operation
 from torchport.migrate.rules.base import Rule, parse_expression
@@ -25,18 +24,26 @@ class HostTimingRule(Rule):
 
     code = "TP010"
     title = "CUDA events timed with the host clock"
-    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, ScopeProvider)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.events: list[cst.Assign] = []
 
     def visit_Assign(self, node: cst.Assign) -> None:  # noqa: N802
-        if not self.target.host_timing or not isinstance(node.value, cst.Call):
-            return
-        if self.qualified_name(node.value.func) != EVENT:
-            return
+        if self.target.host_timing and isinstance(node.value, cst.Call) and self.qualified_name(node.value.func) == EVENT:
+            self.events.append(node)
+
+    def leave_Module(self, node: cst.Module) -> None:  # noqa: N802
+        """Events are planned once the walk is over: their uses come after them."""
+        for event in self.events:
+            self._plan_event(event)
+
+    def _plan_event(self, node: cst.Assign) -> None:
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             self.report(node, Operation.UNSUPPORTED, "an event not bound to a plain name: time it by hand", api=EVENT)
             return
         name = node.targets[0].target.value
-        scope = self.get_metadata(ScopeProvider, node)
+        scope = self.scope(node)
         uses = [access.node for access in scope.accesses[name]] if scope is not None else []
         plan = [self._plan(use) for use in uses]
         if any(step is None for step in plan):

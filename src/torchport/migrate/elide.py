@@ -1,0 +1,159 @@
+"""Parse only what mentions CUDA: functions and classes that do not are set aside before LibCST.
+
+LibCST is the slow part of a migration: a file's parse, name resolution and printing cost
+about ten times Python's own `ast.parse`. Most of a real file that mentions CUDA at all does
+not mention it in most of its functions. So `ast` (in C) finds the top-level functions and
+classes, and the methods of the classes, that contain no CUDA mention and no name the file
+binds from a statement that does; each becomes a one-line stand-in that binds the same name
+(`def train(): pass  # <marker>`). The rules run on that smaller module; `restore` puts the
+original bytes back in place of each stand-in, and `original_lines` maps a finding's lines back.
+
+A stand-in binds what the original bound, so name resolution sees the same module-level names;
+every statement that refers to a name bound from CUDA code is kept, so nothing a rule looks at
+(uses of an alias, of an event, of an import it may remove) is hidden from it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+MARKER = b"torchport-elided"
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class Elision:
+    """A module with its CUDA-free definitions replaced by stand-ins, and how to put them back."""
+
+    reduced: bytes
+    stand_ins: tuple[bytes, ...]  # each stand-in line, as written in `reduced` (with its line ending)
+    originals: tuple[bytes, ...]  # the bytes each stand-in replaced
+    stand_in_lines: tuple[int, ...]  # the line of each stand-in in `reduced`
+    hidden_lines: tuple[int, ...]  # how many more lines each original had than its stand-in
+
+    def restore(self, migrated: bytes) -> bytes | None:
+        """`migrated` (the rules' output for `reduced`) with the original bytes back; None if a
+        stand-in was moved or changed, so that the caller migrates the whole file instead."""
+        pieces = []
+        position = 0
+        for stand_in, original in zip(self.stand_ins, self.originals):
+            start = migrated.find(stand_in, position)
+            if start < 0 or migrated.find(stand_in, start + 1) >= 0:
+                return None
+            pieces += [migrated[position:start], original]
+            position = start + len(stand_in)
+        pieces.append(migrated[position:])
+        return b"".join(pieces)
+
+    def original_lines(self, first: int, last: int) -> tuple[int, int]:
+        """Lines `first`..`last` of `reduced` as lines of the original source."""
+        if not first:  # a row about the file as a whole
+            return first, last
+
+        def hidden_before(line: int, inclusive: bool) -> int:
+            return sum(
+                hidden
+                for stand_in_line, hidden in zip(self.stand_in_lines, self.hidden_lines)
+                if stand_in_line < line or (inclusive and stand_in_line == line)
+            )
+
+        # A row that ends on a stand-in's line spans the whole stand-in (a one-line row there
+        # is about the file: rows never point into code that was set aside).
+        return first + hidden_before(first, False), last + hidden_before(last, last > first)
+
+
+def elide(source: bytes, mentions: re.Pattern[bytes]) -> Elision | None:
+    """The source with every definition that `mentions` does not match set aside, or None
+    when there is nothing worth setting aside (or the file is not one `ast` can read)."""
+    if MARKER in source:
+        return None
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError):
+        return None
+    lines = source.splitlines(keepends=True)
+    names = _names_bound_near_cuda(tree, lines, mentions)
+    names_re = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b") if names else None
+
+    def mentions_cuda(first: int, last: int) -> bool:
+        chunk = b"".join(lines[first - 1 : last])
+        return bool(mentions.search(chunk) or (names_re is not None and names_re.search(chunk)))
+
+    spans = list(_elidable(tree.body, lines, mentions_cuda, outer_first_line=0))
+    if not spans:
+        return None
+    pieces, stand_ins, originals, stand_in_lines, hidden_lines = [], [], [], [], []
+    line = 1  # the next line of the source to copy
+    reduced_line = 1
+    for index, (first, last, indent, keyword, name) in enumerate(spans):
+        pieces.append(b"".join(lines[line - 1 : first - 1]))
+        reduced_line += first - line
+        original = b"".join(lines[first - 1 : last])
+        header = indent + keyword + b" " + name.encode() + (b"(): " if keyword == b"def" else b": ")
+        stand_in = header + b"pass  # " + MARKER + b" " + str(index).encode() + _line_ending(lines[last - 1])
+        pieces.append(stand_in)
+        stand_ins.append(stand_in)
+        originals.append(original)
+        stand_in_lines.append(reduced_line)
+        hidden_lines.append(last - first)
+        reduced_line += 1
+        line = last + 1
+    pieces.append(b"".join(lines[line - 1 :]))
+    return Elision(b"".join(pieces), tuple(stand_ins), tuple(originals), tuple(stand_in_lines), tuple(hidden_lines))
+
+
+def _line_ending(line: bytes) -> bytes:
+    if line.endswith(b"\r\n"):
+        return b"\r\n"
+    if line.endswith((b"\n", b"\r")):
+        return line[-1:]
+    return b""
+
+
+def _elidable(body, lines, mentions_cuda, outer_first_line: int):
+    """(first line, last line, indent, keyword, name) of each definition in `body` to set aside."""
+    for node in body:
+        if not isinstance(node, _DEFINITIONS):
+            continue
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        last = node.end_lineno
+        if first <= outer_first_line or last is None:
+            continue  # shares a line with the statement around it (`class A: def f(): ...` cannot, but be sure)
+        indent = lines[first - 1][: node.col_offset]
+        if indent.strip() or (node.decorator_list and not lines[first - 1].lstrip().startswith(b"@")):
+            continue
+        if mentions_cuda(first, last):
+            if isinstance(node, ast.ClassDef):
+                yield from _elidable(node.body, lines, mentions_cuda, outer_first_line=node.lineno)
+            continue
+        keyword = b"class" if isinstance(node, ast.ClassDef) else b"def"
+        yield first, last, indent, keyword, node.name
+
+
+def _names_bound_near_cuda(tree: ast.Module, lines: list[bytes], mentions) -> set[str]:
+    """Names that statements mentioning CUDA bind at module level (or in a class body):
+    `from torch.cuda import amp`, `start = torch.cuda.Event()`, `DEVICE = "cuda"`."""
+    names: set[str] = set()
+
+    def visit(body) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body)
+                continue
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            last = node.end_lineno or node.lineno
+            if not mentions.search(b"".join(lines[node.lineno - 1 : last])):
+                continue
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+                    names.add(inner.id)
+                elif isinstance(inner, ast.alias):
+                    names.add((inner.asname or inner.name).split(".")[0])
+                elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(inner.name)
+
+    visit(tree.body)
+    return names

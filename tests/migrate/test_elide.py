@@ -1,0 +1,137 @@
+"""Setting CUDA-free definitions aside before LibCST must never change what a migration gives."""
+
+from pathlib import Path
+
+import pytest
+
+from torchport import targets
+from torchport.migrate.elide import MARKER, elide
+from torchport.migrate.source import MENTIONS_CUDA, _migrate, migrate_source
+
+HERE = Path(__file__).parent
+EXAMPLES = HERE.parents[1] / "examples"
+
+MIXED = b'''"""A module where most code never touches the device."""
+import os
+
+import torch
+from torch.cuda import amp
+
+start = torch.cuda.Event(enable_timing=True)
+end = torch.cuda.Event(enable_timing=True)
+
+
+def parse_args():
+    return os.environ.get("ARGS", "")
+
+
+@staticmethod
+@property
+def decorated(x,
+              y):
+    return x + y
+
+
+class Model(torch.nn.Module):
+    """Only one method mentions the device."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.layer(x)
+
+    def to_device(self):
+        return self.cuda()
+
+
+class Plain:
+    def method(self):
+        return 1
+
+
+def timed(fn):
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+def scaled(loss):
+    with amp.autocast():
+        return loss * 2
+
+
+def main():
+    x = torch.randn(4, device="cuda")
+    return parse_args(), x
+'''
+
+
+def _inputs():
+    cases = [("mixed", MIXED), ("mixed_crlf", MIXED.replace(b"\n", b"\r\n")), ("no_final_newline", MIXED.rstrip(b"\n"))]
+    cases += [(p.name, p.read_bytes()) for p in sorted((HERE / "golden").glob("*.py"))]
+    cases += [(p.name, p.read_bytes()) for p in sorted(EXAMPLES.glob("*/*.py"))]
+    return cases
+
+
+def _rows(result):
+    return [(f.start_line, f.end_line, f.code, f.operation, f.message, f.api) for f in result.findings]
+
+
+@pytest.mark.parametrize("target", targets.names())
+@pytest.mark.parametrize(("name", "source"), _inputs(), ids=[name for name, _ in _inputs()])
+def test_migrating_with_definitions_set_aside_gives_the_whole_file_result(name, source, target):
+    whole = _migrate(source, targets.get(target), name)
+    fast = migrate_source(source, targets.get(target), name)
+    assert fast.source == whole.source
+    assert _rows(fast) == _rows(whole)
+    assert fast.error == whole.error
+
+
+def test_cuda_free_definitions_become_one_line_stand_ins_that_bind_the_same_name():
+    elision = elide(MIXED, MENTIONS_CUDA)
+    reduced = elision.reduced.decode()
+    assert f"def parse_args(): pass  # {MARKER.decode()} 0\n" in reduced
+    assert f"def decorated(): pass  # {MARKER.decode()} 1\n" in reduced
+    assert "    def __init__(): pass" in reduced and "    def forward(): pass" in reduced
+    assert "class Plain: pass" in reduced
+    assert "def to_device(self):\n        return self.cuda()" in reduced
+    assert "return os.environ" not in reduced and "@staticmethod" not in reduced
+    assert elision.restore(elision.reduced) == MIXED
+
+
+def test_definitions_that_use_names_bound_by_cuda_code_are_kept():
+    """`timed` uses module-level events and `scaled` an alias of torch.cuda.amp, without saying "cuda"."""
+    reduced = elide(MIXED, MENTIONS_CUDA).reduced.decode()
+    assert "return start.elapsed_time(end)" in reduced
+    assert "with amp.autocast():" in reduced
+
+
+def test_rows_keep_the_lines_of_the_original_file():
+    result = migrate_source(MIXED, targets.get("cpu"), "mixed.py")
+    lines = MIXED.decode().splitlines()
+    device_row = next(f for f in result.findings if f.code == "TP001")
+    assert 'device="cuda"' in lines[device_row.start_line - 1]
+    cuda_row = next(f for f in result.findings if f.code == "TP003")
+    assert "self.cuda()" in lines[cuda_row.start_line - 1]
+
+
+def test_restore_refuses_output_where_a_stand_in_moved_or_changed():
+    elision = elide(MIXED, MENTIONS_CUDA)
+    assert elision.restore(elision.reduced.replace(b"def parse_args()", b"def parse_argz()")) is None
+    assert elision.restore(elision.reduced + elision.stand_ins[0]) is None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"import torch\nx = torch.zeros(1).cuda()\n",  # nothing to set aside
+        b"def f(:\n    pass\nx.cuda()\n",  # ast cannot read it: the whole-file path reports it
+        b"def f():\n    return '" + MARKER + b"'\nx.cuda()\n",  # our marker already in the file
+    ],
+)
+def test_nothing_is_set_aside_when_it_cannot_be_done_safely(source):
+    assert elide(source, MENTIONS_CUDA) is None

@@ -1,0 +1,67 @@
+"""Names read from imports, and lines counted for reported nodes only, agree with LibCST's analyses."""
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from torchport import targets
+from torchport.migrate import migrate_source
+from torchport.migrate.lines import node_lines
+from torchport.migrate.names import ImportTable
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def test_imports_say_what_names_refer_to():
+    table = ImportTable.of(
+        "import torch\nimport torch.cuda as tc\nfrom torch.cuda.amp import autocast as ac\n"
+        "from torch import cuda\nimport os.path\nfrom . import sibling\n"
+    )
+    assert table.qualified_name("tc.synchronize") == "torch.cuda.synchronize"
+    assert table.qualified_name("ac") == "torch.cuda.amp.autocast"
+    assert table.qualified_name("cuda.Event") == "torch.cuda.Event"
+    assert table.qualified_name("torch.cuda.is_available") == "torch.cuda.is_available"
+    assert table.qualified_name("os.path.join") == "os.path.join"
+    assert table.qualified_name("sibling.f") == ".sibling.f"
+    assert table.qualified_name("model.cuda") is None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from torch import cuda\ndef f(cuda):\n    return cuda.x\n",  # a parameter shadows it
+        "import torch\ntorch = None\n",  # assigned
+        "from torch.cuda import amp\nfrom apex import amp\n",  # imported as two things
+        "import torch as t\nfor t in range(3):\n    pass\n",  # a loop variable
+    ],
+)
+def test_a_torch_name_bound_another_way_asks_for_a_scope_analysis(source):
+    assert ImportTable.of(source) is None
+
+
+def test_other_names_may_be_rebound_freely():
+    table = ImportTable.of("import torch\nimport os\nos = None\nx = 1\n")
+    assert table is not None and table.qualified_name("torch.cuda") == "torch.cuda"
+
+
+def test_shadowed_names_are_still_resolved_by_scope():
+    source = b"from torch import cuda\ndef f(cuda):\n    return cuda.synchronize()\ncuda.synchronize()\n"
+    migrated = migrate_source(source, targets.get("npu")).source.decode().splitlines()
+    assert "    return cuda.synchronize()" in migrated
+    assert migrated[-1] == "torch.npu.synchronize()"
+
+
+def test_names_spelled_like_an_import_are_not_references_to_it():
+    source = b"import torch\nfrom torch.cuda import amp\nrun(amp=True)\nprint(config.amp)\ndef f(amp=1):\n    pass\n"
+    migrated = migrate_source(source, targets.get("npu")).source.decode()
+    assert "run(amp=True)" in migrated and "config.amp" in migrated and "def f(amp=1)" in migrated
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in GOLDEN.glob("*.py")))
+def test_lines_match_libcst_positions_for_every_node(case):
+    module = cst.parse_module((GOLDEN / case).read_bytes())
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = node_lines(module, set(positions))
+    assert lines == {node: (p.start.line, p.end.line) for node, p in positions.items()}
