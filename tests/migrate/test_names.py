@@ -29,21 +29,40 @@ def test_imports_say_what_names_refer_to():
 
 
 @pytest.mark.parametrize(
-    "source",
+    ("source", "name"),
     [
-        "from torch import cuda\ndef f(cuda):\n    return cuda.x\n",  # a parameter shadows it
-        "import torch\ntorch = None\n",  # assigned
-        "from torch.cuda import amp\nfrom apex import amp\n",  # imported as two things
-        "import torch as t\nfor t in range(3):\n    pass\n",  # a loop variable
+        ("from torch import cuda\ndef f(cuda):\n    return cuda.x\n", "cuda"),  # a parameter shadows it
+        ("import torch\ndef f():\n    torch = None\n", "torch"),  # a local
+        ("from torch.cuda import amp\ndef f():\n    from apex import amp\n", "amp"),  # a local import
+        ("import torch as t\nclass A:\n    t = 1\n", "t"),  # a class attribute
+        ("import torch\nx = [torch for torch in range(3)]\n", "torch"),  # a comprehension variable
+        ("import torch\ndef f():\n    global torch\n", "torch"),
     ],
 )
-def test_a_torch_name_bound_another_way_asks_for_a_scope_analysis(source):
-    assert ImportTable.of(source) is None
+def test_a_torch_name_bound_another_way_in_a_function_or_class_is_ambiguous(source, name):
+    table = ImportTable.of(source)
+    assert name in table.ambiguous and name not in table.bindings
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "meaning"),
+    [
+        ("import torch\ntorch = None\n", "torch", "torch"),
+        ("from torch.cuda import amp\nfrom apex import amp\n", "amp", "torch.cuda.amp"),
+        ("import torch as t\nfor t in range(3):\n    pass\n", "t", "torch"),
+        ("import torch\ndef f():\n    import torch\n    return torch\n", "torch", "torch"),
+    ],
+)
+def test_module_level_rebinding_leaves_the_torch_meaning(source, name, meaning):
+    """A scope analysis sees every module-level binding at once, and a torch one decides."""
+    table = ImportTable.of(source)
+    assert not table.ambiguous
+    assert table.qualified_name(name) == meaning
 
 
 def test_other_names_may_be_rebound_freely():
-    table = ImportTable.of("import torch\nimport os\nos = None\nx = 1\n")
-    assert table is not None and table.qualified_name("torch.cuda") == "torch.cuda"
+    table = ImportTable.of("import torch\nimport os\ndef f(os):\n    pass\n")
+    assert not table.ambiguous and table.qualified_name("torch.cuda") == "torch.cuda"
 
 
 def test_shadowed_names_are_still_resolved_by_scope():

@@ -3,50 +3,51 @@
 LibCST's QualifiedNameProvider answers this with a full scope analysis, which costs about four
 times the parse. Nearly every file binds the names that matter (`torch`, `cuda`, `autocast`)
 by imports alone, and then its import statements say everything. `ImportTable.of` reads them
-with `ast`; when a name that imports bind to something in torch is also bound another way
-(assigned, a parameter, imported twice differently), it returns None and the caller uses the
-scope analysis instead.
+with `ast`. A name that an import binds to something in torch but that a function or class
+binds another way (a parameter, a local, a different import) is *ambiguous*: only a scope
+analysis can say which binding a use sees, and the caller runs one if such a name is asked about.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class ImportTable:
     bindings: dict[str, str]  # local name -> what it refers to ("tc" -> "torch.cuda")
+    # names bound to torch only in some scopes (a scope analysis tells which), with their torch meanings
+    ambiguous: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, source: bytes | str) -> ImportTable | None:
-        """The file's import table, or None when its names need a scope analysis (or it does not parse)."""
+        """The file's import table, or None when it does not parse."""
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError):
             return None
-        imported: dict[str, set[str]] = {}
-        other: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        imported.setdefault(alias.asname, set()).add(alias.name)
-                    else:
-                        root = alias.name.split(".")[0]
-                        imported.setdefault(root, set()).add(root)
-            elif isinstance(node, ast.ImportFrom):
-                module = "." * node.level + (node.module or "")
-                for alias in node.names:
-                    if alias.name != "*":
-                        prefix = module if module.endswith(".") else module + "."
-                        imported.setdefault(alias.asname or alias.name, set()).add(prefix + alias.name)
+        found = _Bindings()
+        found.visit_scope(tree.body, nested=False)
+        bindings, ambiguous = {}, {}
+        for name, targets in found.imports.items():
+            torch = sorted(t for t in targets if t == "torch" or t.startswith("torch."))
+            if not torch:
+                bindings[name] = min(targets)
+            elif name in found.nested_other or (
+                name in found.nested_imports and (len(targets) > 1 or name in found.module_other)
+            ):
+                ambiguous[name] = frozenset(torch)
             else:
-                other.update(_bound_names(node))
-        for name, targets in imported.items():
-            if any(t == "torch" or t.startswith("torch.") for t in targets) and (len(targets) > 1 or name in other):
-                return None
-        return cls({name: next(iter(targets)) for name, targets in imported.items() if len(targets) == 1})
+                # Every binding is at module level, where a scope analysis sees all of them at
+                # once: a torch one among them decides (as it does for Rule.qualified_name).
+                bindings[name] = torch[0]
+        return cls(bindings, ambiguous)
+
+    def meanings(self, dotted: str) -> list[str]:
+        """What `dotted` may refer to in torch, when its first name is ambiguous."""
+        root, _, rest = dotted.partition(".")
+        return [f"{t}.{rest}" if rest else t for t in sorted(self.ambiguous.get(root, ()))]
 
     def qualified_name(self, dotted: str) -> str | None:
         """What `dotted` (e.g. `tc.synchronize`) refers to, if its first name was imported."""
@@ -55,6 +56,50 @@ class ImportTable:
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target
+
+
+class _Bindings:
+    """Where names are bound: by imports (anywhere), and otherwise inside functions and classes."""
+
+    def __init__(self) -> None:
+        self.imports: dict[str, set[str]] = {}
+        self.nested_imports: set[str] = set()  # imported inside a function or class
+        self.nested_other: set[str] = set()  # bound by other means inside one (or declared global)
+        self.module_other: set[str] = set()  # bound by other means at module level
+
+    def visit_scope(self, nodes, nested: bool) -> None:
+        stack = list(nodes)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._import(node, nested)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self._other(node.name, nested)
+                outer = [*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())]
+                stack.extend(n for n in [*outer, getattr(node, "returns", None)] if n is not None)
+                inner = node.body if isinstance(node, ast.ClassDef) else [node.args, *node.body]
+                self.visit_scope(inner, nested=True)
+            elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                self.visit_scope(list(ast.iter_child_nodes(node)), nested=True)
+            else:
+                for name in _bound_names(node):
+                    self._other(name, nested or isinstance(node, (ast.Global, ast.Nonlocal)))
+                stack.extend(ast.iter_child_nodes(node))
+
+    def _import(self, node, nested: bool) -> None:
+        if isinstance(node, ast.Import):
+            pairs = [(a.asname, a.name) if a.asname else (a.name.split(".")[0],) * 2 for a in node.names]
+        else:
+            module = "." * node.level + (node.module or "")
+            prefix = module if module.endswith(".") else module + "."
+            pairs = [(a.asname or a.name, prefix + a.name) for a in node.names if a.name != "*"]
+        for name, target in pairs:
+            self.imports.setdefault(name, set()).add(target)
+            if nested:
+                self.nested_imports.add(name)
+
+    def _other(self, name: str, nested: bool) -> None:
+        (self.nested_other if nested else self.module_other).add(name)
 
 
 def _bound_names(node: ast.AST) -> list[str]:

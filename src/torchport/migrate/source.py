@@ -6,9 +6,8 @@ import re
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, ImportItem, RemoveImportsVisitor
 
+from torchport.migrate import imports
 from torchport.migrate.elide import elide
 from torchport.migrate.findings import Finding, Operation
 from torchport.migrate.names import ImportTable
@@ -65,7 +64,7 @@ def _migrate(source: bytes, target: Target, path: str) -> FileResult:
     findings = context.findings()
     if not context.fixes:
         return FileResult(source, findings)
-    new_module = module.visit(ApplyFixes(context.fixes))
+    new_module = module.visit(ApplyFixes(context.fixes, context.parents))
     if target.guard:
         new_module = new_module.visit(MergeAdjacentGuards(target.guard))
     new_module, import_findings = _tidy_imports(module, new_module, context)
@@ -134,102 +133,24 @@ def _one_line(error: Exception) -> str:
 
 def _tidy_imports(original: cst.Module, module: cst.Module, context: FileContext) -> tuple[cst.Module, list[Finding]]:
     findings: list[Finding] = []
-    codemod = CodemodContext()
-    cuda_imports = list(_cuda_imports(original))
+    cuda_imports = list(imports.cuda_imports(original))
     if cuda_imports:
-        before = module.code
-        module = RemoveImportsVisitor(codemod, cuda_imports).transform_module(module)
-        if module.code != before:
+        module, removed = imports.remove_unused(module, cuda_imports)
+        if removed:
             findings.append(_import_finding(context, Operation.DELETE, "remove torch.cuda imports no longer used"))
     target = context.target
-    wanted = sorted(name for name in context.needed_imports if not _binds(module, name))
+    wanted = sorted(name for name in context.needed_imports if not imports.binds(module, name))
     if wanted:
-        module = AddImportsVisitor(codemod, [ImportItem(name) for name in wanted]).transform_module(module)
+        module = imports.add(module, wanted)
         findings.append(_import_finding(context, Operation.INSERT, f"import what the new code uses: {', '.join(wanted)}"))
-    if target.setup_import and not _imports(module, target.setup_import):
-        module = _insert_after_torch_import(module, target.setup_import)
+    if target.setup_import and not imports.has_import(module, target.setup_import):
+        module = imports.insert_after_torch_import(module, target.setup_import)
         findings.append(_import_finding(context, Operation.INSERT, f"insert import {target.setup_import}"))
-    if context.needs_preamble and target.preamble and not _has_statement(module, target.preamble):
-        module = _insert_after_imports(module, target.preamble)
+    if context.needs_preamble and target.preamble and not imports.has_statement(module, target.preamble):
+        module = imports.insert_after_imports(module, target.preamble)
         findings.append(_import_finding(context, Operation.INSERT, f"insert {target.preamble}"))
     return module, findings
 
 
 def _import_finding(context: FileContext, operation: Operation, message: str) -> Finding:
     return Finding(context.path, 1, 1, IMPORT_CODE, operation, message)
-
-
-def _cuda_imports(module: cst.Module):
-    """(module, name, asname) for each top-level import that brings in torch.cuda or part of it."""
-    for line in module.body:
-        if not isinstance(line, cst.SimpleStatementLine):
-            continue
-        for stmt in line.body:
-            if isinstance(stmt, cst.Import):
-                for alias in stmt.names:
-                    name = source_of(alias.name)
-                    if name == "torch.cuda" or name.startswith("torch.cuda."):
-                        yield (name, None, alias.evaluated_alias)
-            elif isinstance(stmt, cst.ImportFrom) and stmt.module is not None and not isinstance(stmt.names, cst.ImportStar):
-                source = source_of(stmt.module)
-                for alias in stmt.names:
-                    name = alias.evaluated_name
-                    if source.startswith("torch.cuda") or (source == "torch" and name == "cuda"):
-                        yield (source, name, alias.evaluated_alias)
-
-
-def _top_level_import_index(module: cst.Module, predicate) -> int | None:
-    for index, line in enumerate(module.body):
-        if isinstance(line, cst.SimpleStatementLine) and any(predicate(s) for s in line.body):
-            return index
-    return None
-
-
-def _imports_torch(stmt: cst.BaseSmallStatement) -> bool:
-    if isinstance(stmt, cst.Import):
-        return any(source_of(a.name).split(".")[0] == "torch" for a in stmt.names)
-    if isinstance(stmt, cst.ImportFrom) and stmt.module is not None and not stmt.relative:
-        return source_of(stmt.module).split(".")[0] == "torch"
-    return False
-
-
-def _binds(module: cst.Module, name: str) -> bool:
-    """Whether a top-level `import name` (or `import name.sub`) binds `name`."""
-    return _top_level_import_index(
-        module,
-        lambda s: isinstance(s, cst.Import)
-        and any(a.asname is None and source_of(a.name).split(".")[0] == name for a in s.names),
-    ) is not None
-
-
-def _imports(module: cst.Module, name: str) -> bool:
-    return _top_level_import_index(
-        module, lambda s: isinstance(s, cst.Import) and any(source_of(a.name) == name for a in s.names)
-    ) is not None
-
-
-def _insert_after_torch_import(module: cst.Module, name: str) -> cst.Module:
-    """`import name` right after the first top-level torch import (or with the others, if none)."""
-    index = _top_level_import_index(module, _imports_torch)
-    if index is None:
-        return AddImportsVisitor(CodemodContext(), [ImportItem(name)]).transform_module(module)
-    body = list(module.body)
-    body.insert(index + 1, cst.parse_statement(f"import {name}"))
-    return module.with_changes(body=body)
-
-
-def _insert_after_imports(module: cst.Module, statement: str) -> cst.Module:
-    """Insert after the last top-level import that comes before any def, class or block."""
-    last = None
-    for index, line in enumerate(module.body):
-        if not isinstance(line, cst.SimpleStatementLine):
-            break
-        if any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in line.body):
-            last = index
-    body = list(module.body)
-    body.insert(0 if last is None else last + 1, cst.parse_statement(statement))
-    return module.with_changes(body=body)
-
-
-def _has_statement(module: cst.Module, statement: str) -> bool:
-    return any(module.code_for_node(line).strip() == statement for line in module.body)

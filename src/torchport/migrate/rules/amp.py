@@ -22,6 +22,7 @@ class AmpRule(ApiReferenceRule):
 
     code = "TP005"
     prefix = CUDA_AMP
+    reads = (CUDA_AMP, *AUTOCASTS, "torch.float16", "torch.half")
     title = "automatic mixed precision"
 
     def visit_api(self, node: cst.BaseExpression, api: str) -> None:

@@ -51,7 +51,7 @@ class FileContext:
     needed_imports: set[str] = field(default_factory=set)  # modules the rewritten code refers to
     needs_preamble: bool = False  # the target's device-type preamble is referred to
     module: cst.Module | None = None  # the module the rules walk
-    imports: ImportTable | None = None  # None: names are resolved by a scope analysis instead
+    imports: ImportTable | None = None  # None (or an ambiguous name): resolved by a scope analysis
     parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)  # filled by RulesPass
     wrapper: MetadataWrapper | None = None  # for a scope analysis, made on first need
     metadata_reader: _MetadataReader | None = None
@@ -98,6 +98,9 @@ class Rule:
 
     code: ClassVar[str] = ""
     title: ClassVar[str] = ""  # a few words for the terminal summary
+    # The qualified names (or their beginnings) the rule acts on. A name whose meaning only a
+    # scope analysis can tell is looked up only if one of its meanings could be among these.
+    reads: ClassVar[tuple[str, ...]] = ("",)
 
     def __init__(self, context: FileContext) -> None:
         self.context = context
@@ -112,7 +115,12 @@ class Rule:
         if not isinstance(inner, cst.Name):  # `f().x` names an attribute of a result, not an API
             return None
         imports = self.context.imports
-        if imports is not None:
+        if imports is not None and inner.value in imports.ambiguous:
+            dotted = source_of(node)
+            meanings = imports.meanings(dotted)
+            if not any(m.startswith(r) or r.startswith(m) for m in meanings for r in self.reads):
+                return None  # whichever binding a use sees, it is nothing this rule acts on
+        elif imports is not None:
             if not self._is_reference(node):
                 return None
             if inner.value not in imports.bindings:
@@ -238,11 +246,28 @@ class ApiReferenceRule(Rule):
 
 
 class ApplyFixes(cst.CSTTransformer):
-    """Apply the rules' fixes bottom-up; never leave a block empty."""
+    """Apply the rules' fixes bottom-up; never leave a block empty.
 
-    def __init__(self, fixes: dict[cst.CSTNode, list[Fix]]) -> None:
+    Only the nodes on the way to a fix are entered (`parents` gives the way): the rest of the
+    tree is kept as it is, unvisited."""
+
+    def __init__(self, fixes: dict[cst.CSTNode, list[Fix]], parents: dict[cst.CSTNode, cst.CSTNode]) -> None:
         super().__init__()
         self.fixes = fixes
+        self.on_the_way: set[cst.CSTNode] = set()
+        for node in fixes:
+            while node is not None and node not in self.on_the_way:
+                self.on_the_way.add(node)
+                node = parents.get(node)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return node in self.on_the_way and super().on_visit(node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
 
     def on_leave(self, original_node, updated_node):  # type: ignore[override]
         result = updated_node

@@ -42,6 +42,7 @@ class CudaApiRule(ApiReferenceRule):
     code = "TP004"
     title = "torch.cuda APIs"
     prefix = "torch.cuda."
+    reads = (prefix,)
 
     def visit_api(self, node: cst.BaseExpression, api: str) -> None:
         if api.startswith(AMP):

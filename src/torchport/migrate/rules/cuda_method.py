@@ -16,6 +16,7 @@ class CudaMethodRule(Rule):
     """
 
     code = "TP003"
+    reads = ("torch.cuda",)
     title = ".cuda() calls"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802

@@ -17,6 +17,7 @@ class DeviceIndexRule(Rule):
     """
 
     code = "TP002"
+    reads = ("torch.device",)
     title = "device indices"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802

@@ -26,6 +26,7 @@ class DeviceLiteralRule(Rule):
     """
 
     code = "TP001"
+    reads = ("torch.device",)
     title = "device strings"
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802

@@ -16,6 +16,7 @@ class DistributedBackendRule(Rule):
     with the target's collective library: hccl, xccl, gloo, or the device's default backend."""
 
     code = "TP006"
+    reads = ("torch.distributed.Backend.NCCL",)
     title = "nccl backend"
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
@@ -36,6 +37,7 @@ class DdpDeviceIdsRule(Rule):
     they are dropped on the CPU, and given only when a device exists on device-agnostic targets."""
 
     code = "TP007"
+    reads = tuple(DDP)
     title = "DDP device_ids"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802

@@ -15,6 +15,7 @@ class VisibleDevicesRule(Rule):
     `ZE_AFFINITY_MASK`); where the target has none it is left and noted as having no effect."""
 
     code = "TP008"
+    reads = ()
     title = "CUDA_VISIBLE_DEVICES"
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
@@ -32,6 +33,7 @@ class CudnnFlagRule(Rule):
     switches) have no effect off CUDA: noted, left in place (harmless)."""
 
     code = "TP009"
+    reads = ("torch.backends.cudnn.", "torch.backends.cuda.")
     title = "cuDNN and CUDA backend flags (noted)"
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:  # noqa: N802

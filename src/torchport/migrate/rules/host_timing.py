@@ -23,6 +23,7 @@ class HostTimingRule(Rule):
     """
 
     code = "TP010"
+    reads = (EVENT,)
     title = "CUDA events timed with the host clock"
 
     def __init__(self, context) -> None:

@@ -21,6 +21,7 @@ class CpuFallbackRule(Rule):
     type already falls back to the CPU, so the test would be made twice."""
 
     code = "TP011"
+    reads = ("torch.device", "torch.cuda.is_available")
     title = "availability tests with a known answer"
 
     def visit_IfExp(self, node: cst.IfExp) -> None:  # noqa: N802

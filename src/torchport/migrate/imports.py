@@ -1,0 +1,203 @@
+"""The import statements of a migrated module: CUDA ones no longer used go, what new code uses comes.
+
+LibCST's RemoveImportsVisitor and AddImportsVisitor do this with a copy of the module and a scope
+analysis, which on a large file costs more than all the rules together. Only top-level import
+statements change here, so these functions rebuild the module's top level alone; which names are
+still used is read from the new code with `ast`. They give what those visitors give, but for one
+difference on purpose: a name counts as used wherever it is loaded (even where a function
+shadows it) and wherever a string spells it, so an import is sometimes kept where the scope
+analysis would have dropped it, and never dropped where it was needed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import libcst as cst
+import libcst.matchers as m
+
+from torchport.migrate.rules.base import source_of
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def cuda_imports(module: cst.Module):
+    """(module, name, asname) for each top-level import that brings in torch.cuda or part of it."""
+    for line in module.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for stmt in line.body:
+            if isinstance(stmt, cst.Import):
+                for alias in stmt.names:
+                    name = source_of(alias.name)
+                    if name == "torch.cuda" or name.startswith("torch.cuda."):
+                        yield (name, None, alias.evaluated_alias)
+            elif isinstance(stmt, cst.ImportFrom) and stmt.module is not None and not isinstance(stmt.names, cst.ImportStar):
+                source = source_of(stmt.module)
+                for alias in stmt.names:
+                    name = alias.evaluated_name
+                    if source.startswith("torch.cuda") or (source == "torch" and name == "cuda"):
+                        yield (source, name, alias.evaluated_alias)
+
+
+def _top_level_import_index(module: cst.Module, predicate) -> int | None:
+    for index, line in enumerate(module.body):
+        if isinstance(line, cst.SimpleStatementLine) and any(predicate(s) for s in line.body):
+            return index
+    return None
+
+
+def _imports_torch(stmt: cst.BaseSmallStatement) -> bool:
+    if isinstance(stmt, cst.Import):
+        return any(source_of(a.name).split(".")[0] == "torch" for a in stmt.names)
+    if isinstance(stmt, cst.ImportFrom) and stmt.module is not None and not stmt.relative:
+        return source_of(stmt.module).split(".")[0] == "torch"
+    return False
+
+
+def binds(module: cst.Module, name: str) -> bool:
+    """Whether a top-level `import name` (or `import name.sub`) binds `name`."""
+    return _top_level_import_index(
+        module,
+        lambda s: isinstance(s, cst.Import)
+        and any(a.asname is None and source_of(a.name).split(".")[0] == name for a in s.names),
+    ) is not None
+
+
+def has_import(module: cst.Module, name: str) -> bool:
+    """Whether a top-level `import name` exists."""
+    return _top_level_import_index(
+        module, lambda s: isinstance(s, cst.Import) and any(source_of(a.name) == name for a in s.names)
+    ) is not None
+
+
+def insert_after_torch_import(module: cst.Module, name: str) -> cst.Module:
+    """`import name` right after the first top-level torch import (or with the others, if none)."""
+    index = _top_level_import_index(module, _imports_torch)
+    if index is None:
+        return add(module, [name])
+    body = list(module.body)
+    body.insert(index + 1, cst.parse_statement(f"import {name}"))
+    return module.with_changes(body=body)
+
+
+def insert_after_imports(module: cst.Module, statement: str) -> cst.Module:
+    """Insert after the last top-level import that comes before any def, class or block."""
+    last = None
+    for index, line in enumerate(module.body):
+        if not isinstance(line, cst.SimpleStatementLine):
+            break
+        if any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in line.body):
+            last = index
+    body = list(module.body)
+    body.insert(0 if last is None else last + 1, cst.parse_statement(statement))
+    return module.with_changes(body=body)
+
+
+def has_statement(module: cst.Module, statement: str) -> bool:
+    """Whether a top-level simple statement reads exactly `statement`."""
+    return any(
+        isinstance(line, cst.SimpleStatementLine) and module.code_for_node(line).strip() == statement
+        for line in module.body
+    )
+
+
+def used_names(module: cst.Module) -> set[str] | None:
+    """Names the module loads, plus every word inside its strings (`__all__`, string annotations);
+    None if the code does not parse (it is then not written: see source.py)."""
+    try:
+        tree = ast.parse(module.code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.update(_WORD.findall(node.value))
+    return names
+
+
+def remove_unused(module: cst.Module, unused: list[tuple[str, str | None, str | None]]) -> tuple[cst.Module, bool]:
+    """`module` without those of `unused` (RemoveImportsVisitor's (module, name, asname) triples)
+    that nothing refers to any more; and whether anything was removed."""
+    used = used_names(module)
+    if used is None:
+        return module, False
+    modules = {(name, asname) for name, obj, asname in unused if obj is None}
+    objects = {(source, obj, asname) for source, obj, asname in unused if obj is not None}
+
+    def keep(stmt: cst.BaseSmallStatement, alias: cst.ImportAlias) -> bool:
+        if isinstance(stmt, cst.Import):
+            if (alias.evaluated_name, alias.evaluated_alias) not in modules:
+                return True
+            bound = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
+        else:
+            if (source_of(stmt.module), alias.evaluated_name, alias.evaluated_alias) not in objects:
+                return True
+            bound = alias.evaluated_alias or alias.evaluated_name
+        return bound in used
+
+    body, removed = [], False
+    for line in module.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            body.append(line)
+            continue
+        statements, changed = [], False
+        for stmt in line.body:
+            names = _import_names(stmt)
+            kept = names if names is None else [alias for alias in names if keep(stmt, alias)]
+            if names is None or len(kept) == len(names):
+                statements.append(stmt)
+                continue
+            changed = True
+            if kept:
+                kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                statements.append(stmt.with_changes(names=kept))
+        if not changed:
+            body.append(line)
+            continue
+        removed = True
+        if statements:
+            statements[-1] = statements[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+            body.append(line.with_changes(body=statements))
+    return (module.with_changes(body=body) if removed else module), removed
+
+
+def _import_names(stmt: cst.BaseSmallStatement) -> list[cst.ImportAlias] | None:
+    """The aliases of an import statement that may lose some (not `*`, not relative)."""
+    if isinstance(stmt, cst.Import):
+        return list(stmt.names)
+    if isinstance(stmt, cst.ImportFrom) and stmt.module is not None and not stmt.relative and not isinstance(stmt.names, cst.ImportStar):
+        return list(stmt.names)
+    return None
+
+
+def add(module: cst.Module, names: list[str]) -> cst.Module:
+    """`import name` for each of `names` (sorted), where AddImportsVisitor puts them: after the
+    first block of top-level imports (past a docstring), with an empty line before what follows."""
+    body = list(module.body)
+    start = at = 1 if _skip_first(module) else 0
+    for index in range(start, len(body)):
+        if not m.matches(body[index], m.SimpleStatementLine(body=[m.ImportFrom() | m.Import()])):
+            break
+        at = index + 1
+    after = body[at:]
+    if after:
+        first = after[0]
+        if not first.leading_lines:
+            after[0] = first.with_changes(leading_lines=(cst.EmptyLine(),))
+        elif first.leading_lines[0].comment is not None:
+            after[0] = first.with_changes(leading_lines=(cst.EmptyLine(), *first.leading_lines))
+    new = [cst.parse_statement(f"import {name}", config=module.config_for_parsing) for name in sorted(names)]
+    return module.with_changes(body=[*body[:at], *new, *after])
+
+
+def _skip_first(module: cst.Module) -> bool:
+    """A docstring or a `__strict__` flag opens the module: nothing goes in front of it."""
+    return bool(module.body) and m.matches(
+        module.body[0],
+        m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name("__strict__"))])])
+        | m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString())]),
+    )

@@ -1,0 +1,75 @@
+"""Our import edits give what LibCST's AddImportsVisitor / RemoveImportsVisitor give, without their cost."""
+
+import libcst as cst
+import pytest
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, ImportItem, RemoveImportsVisitor
+
+from torchport import targets
+from torchport.migrate import imports
+from torchport.migrate.names import ImportTable
+from torchport.migrate.rules import RULES
+from torchport.migrate.rules.base import FileContext, RulesPass
+
+MODULES = [
+    "x = 1\n",
+    '"""Docstring."""\nimport os\n\nx = 1\n',
+    "__strict__ = True\nimport os\nx = 1\n",
+    "import os\nimport sys\n# a comment\nx = 1\n",
+    "import os\n\n\ndef f():\n    import json\n",
+    "from __future__ import annotations\nimport os\nx = 1\nimport late\n",
+    "",
+]
+
+
+@pytest.mark.parametrize("source", MODULES)
+def test_adding_imports_matches_libcst(source):
+    module = cst.parse_module(source)
+    ours = imports.add(module, ["time", "contextlib"]).code
+    theirs = AddImportsVisitor(CodemodContext(), [ImportItem("time"), ImportItem("contextlib")]).transform_module(module).code
+    assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    ("source", "unused"),
+    [
+        ("import torch.cuda\nimport torch\nx = 1\n", [("torch.cuda", None, None)]),
+        ("import torch.cuda as tc\nx = 1\n", [("torch.cuda", None, "tc")]),
+        ("import torch.cuda as tc\ntc.synchronize()\n", [("torch.cuda", None, "tc")]),
+        ("from torch.cuda.amp import autocast, GradScaler\ns = GradScaler()\n",
+         [("torch.cuda.amp", "autocast", None), ("torch.cuda.amp", "GradScaler", None)]),
+        ("from torch.cuda import amp as a, Event\nimport os\nos.x\nEvent()\n",
+         [("torch.cuda", "amp", "a"), ("torch.cuda", "Event", None)]),
+    ],
+)
+def test_removing_unused_imports_matches_libcst(source, unused):
+    module = cst.parse_module(source)
+    ours, removed = imports.remove_unused(module, unused)
+    theirs = RemoveImportsVisitor(CodemodContext(), unused).transform_module(module).code
+    assert ours.code == theirs
+    assert removed == (theirs != source)
+
+
+def test_a_statement_left_alone_after_a_semicolon_loses_the_semicolon():
+    """(RemoveImportsVisitor leaves `import os; ` behind.)"""
+    module = cst.parse_module("import os; from torch.cuda import Event\nos.x\n")
+    ours, removed = imports.remove_unused(module, [("torch.cuda", "Event", None)])
+    assert (ours.code, removed) == ("import os\nos.x\n", True)
+
+
+def test_a_name_a_string_spells_is_kept():
+    """`__all__` and string annotations refer to names too."""
+    module = cst.parse_module('from torch.cuda import Event\n__all__ = ["Event"]\n')
+    assert imports.remove_unused(module, [("torch.cuda", "Event", None)]) == (module, False)
+
+
+def test_names_no_rule_acts_on_never_start_a_scope_analysis():
+    """`S` is imported from torch and also a parameter: only a scope analysis could tell which
+    binding a use sees; no rule cares about either, so none runs."""
+    source = b"from torch.testing import S\nimport torch\ndef f(S=S):\n    return S + 1\ntorch.cuda.synchronize()\n"
+    module = cst.parse_module(source)
+    context = FileContext(target=targets.get("npu"), path="x.py", module=module, imports=ImportTable.of(source))
+    assert "S" in context.imports.ambiguous
+    module.visit(RulesPass([rule(context) for rule in RULES]))
+    assert context.wrapper is None
+    assert [f.api for f in context.findings()] == ["torch.cuda.synchronize"]
