@@ -15,7 +15,8 @@ class FusedAdamP(FlatOptimizer):
     """AdamP over flat buffers, following timm 1.0.31's ``AdamP`` (clovaai/AdamP).
 
     Adam moments with bias correction give ``perturb = m / denom`` (Nesterov: ``(b1 m + (1-b1) g)
-    / denom``). For every parameter with more than one dimension, if the gradient is nearly
+    / denom``); without Nesterov, in fp32/fp64, torch's fused Adam kernel computes them in one
+    pass (run on a zeroed buffer with a step of -1). For every parameter with more than one dimension, if the gradient is nearly
     orthogonal to the weight in its channel view (``p.reshape(p.size(0), -1)``) or else its layer
     view (``p.reshape(1, -1)``), i.e. ``max |cos| < delta / sqrt(view width)``, the radial
     component is removed from ``perturb`` and the weight decay is scaled by ``wd_ratio``.
@@ -56,15 +57,23 @@ class FusedAdamP(FlatOptimizer):
             p, g = piece.params, piece.grads
             m, v = piece.state("exp_avg"), piece.state("exp_avg_sq")
             perturb = piece.scratch("perturb")
-            for c in piece.chunks():
-                gc, mc, vc = g[c], m[c], v[c]
-                mc.mul_(beta1).add_(gc, alpha=1 - beta1)
-                vc.mul_(beta2).addcmul_(gc, gc, value=1 - beta2)
-                denom = vc.sqrt().div_(math.sqrt(bc2)).add_(eps)
-                if group["nesterov"]:
-                    torch.div(beta1 * mc + (1 - beta1) * gc, denom, out=perturb[c])
-                else:
-                    torch.div(mc, denom, out=perturb[c])
+            if piece.fused_kernels() and not group["nesterov"] and p.dtype in (torch.float32, torch.float64):
+                # torch's Adam kernel on a zeroed buffer, with a step of -1 (lr = -bc1), leaves
+                # exp_avg / denom there: the perturbation, in one pass instead of eight. (In half
+                # precision the kernel computes in fp32: timm's ops in that dtype are run instead.)
+                perturb.zero_()
+                torch._fused_adam_([perturb], [g], [m], [v], [], [piece.step_tensor()], lr=-bc1, beta1=beta1,
+                                   beta2=beta2, weight_decay=0.0, eps=eps, amsgrad=False, maximize=False)
+            else:
+                for c in piece.chunks():
+                    gc, mc, vc = g[c], m[c], v[c]
+                    mc.mul_(beta1).add_(gc, alpha=1 - beta1)
+                    vc.mul_(beta2).addcmul_(gc, gc, value=1 - beta2)
+                    denom = vc.sqrt().div_(math.sqrt(bc2)).add_(eps)
+                    if group["nesterov"]:
+                        torch.div(beta1 * mc + (1 - beta1) * gc, denom, out=perturb[c])
+                    else:
+                        torch.div(mc, denom, out=perturb[c])
             for block in piece.blocks:
                 projected = None
                 if len(block.shape) > 1:
