@@ -69,8 +69,7 @@ class FusedBertAdam(FlatOptimizer):
         for piece in run.pieces():
             p, g = piece.params, piece.grads
             m, v = piece.state("next_m"), piece.state("next_v")
-            scratch = piece.scratch("update")
-            decay = piece.scratch("decay") if wd > 0.0 else None
+            update_buffer, decay_buffer = piece.temporaries(2)
             single = piece.hi - piece.lo == 1
             if max_norm > 0:
                 blocks = piece.blocks
@@ -85,9 +84,10 @@ class FusedBertAdam(FlatOptimizer):
                     gc.mul_(coef)
                 mc.mul_(b1).add_(gc, alpha=1 - b1)
                 vc.mul_(b2).addcmul_(gc, gc, value=1 - b2)
-                # the reference's ops and roundings (no fused multiply-adds), without temporaries
-                update = torch.sqrt(vc, out=scratch[c]).add_(e)
+                # the reference's ops and roundings (no fused multiply-adds), in buffers that stay in cache
+                n = c.stop - c.start
+                update = torch.sqrt(vc, out=update_buffer[:n]).add_(e)
                 torch.div(mc, update, out=update)
                 if wd > 0.0:
-                    update.add_(torch.mul(pc, wd, out=decay[c]))
+                    update.add_(torch.mul(pc, wd, out=decay_buffer[:n]))
                 pc.add_(update.mul_(-lr))

@@ -137,6 +137,12 @@ class Run:
         """A run-sized temporary, kept between steps (its content is garbage on entry)."""
         return self.opt._scratch(self.bucket, name)[self.start:self.end]
 
+    def temporaries(self, count: int) -> list[torch.Tensor]:
+        """`count` buffers the size of one chunk, for intermediate results: reused chunk after
+        chunk, they stay in cache (take ``buffer[:length of the chunk]``)."""
+        n = min(self.numel, CPU_CHUNK) if self.bucket.device.type == "cpu" else self.numel
+        return [torch.empty(n, dtype=self.bucket.dtype, device=self.bucket.device) for _ in range(count)]
+
     def chunks(self) -> Iterator[slice]:
         """Slices (relative to this run) for elementwise math: cache-sized pieces on CPU."""
         n = self.numel
