@@ -140,13 +140,13 @@ class Run:
     def temporaries(self, count: int) -> list[torch.Tensor]:
         """`count` buffers the size of one chunk, for intermediate results: reused chunk after
         chunk, they stay in cache (take ``buffer[:length of the chunk]``)."""
-        n = min(self.numel, CPU_CHUNK) if self.bucket.device.type == "cpu" else self.numel
+        n = min(self.numel, self.opt.cpu_chunk()) if self.bucket.device.type == "cpu" else self.numel
         return [torch.empty(n, dtype=self.bucket.dtype, device=self.bucket.device) for _ in range(count)]
 
     def chunks(self) -> Iterator[slice]:
         """Slices (relative to this run) for elementwise math: cache-sized pieces on CPU."""
         n = self.numel
-        step = CPU_CHUNK if self.bucket.device.type == "cpu" else n
+        step = self.opt.cpu_chunk() if self.bucket.device.type == "cpu" else n
         for a in range(0, n, max(step, 1)):
             yield slice(a, min(a + step, n))
 
@@ -160,7 +160,7 @@ class Run:
             pieces, first, size = [], self.lo, 0
             segs = self.bucket.segments
             for i in range(self.lo, self.hi):
-                if i > first and size + segs[i].numel > CPU_CHUNK:
+                if i > first and size + segs[i].numel > self.opt.cpu_chunk():
                     pieces.append(Run(self.opt, self.bucket, self.group_index, first, i, self.step))
                     first, size = i, 0
                 size += segs[i].numel
@@ -197,6 +197,9 @@ class FlatOptimizer(torch.optim.Optimizer):
     """
 
     _step_format: str | None = "tensor"
+    # CPU_CHUNK times this is the chunk length on CPU (see Run.chunks). A chain of ops bound by
+    # arithmetic rather than memory gains from fewer, longer chunks: fewer parallel regions.
+    _chunk_factor = 1
 
     def __init__(self, params, defaults: dict):
         self._layout_ready = False
@@ -207,6 +210,9 @@ class FlatOptimizer(torch.optim.Optimizer):
         self._uniform: dict[tuple[int, int], bool] = {}
         self._run_cache: dict[tuple[int, int], Run] = {}
         self._build()
+
+    def cpu_chunk(self) -> int:
+        return CPU_CHUNK * self._chunk_factor
 
     # --- subclass interface ------------------------------------------------------------------
     def _state_spec(self, group: dict) -> dict[str, float]:

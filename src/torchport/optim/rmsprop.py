@@ -16,6 +16,10 @@ class FusedRMSprop(FlatOptimizer):
     ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered).
     """
 
+    # compute-bound (square root, division): fewer, longer chunks measured 17.5 ms instead of 21 ms
+    # on ResNet-50 shapes (bench/optim.py, 2 cores)
+    _chunk_factor = 4
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, *, maximize=False):
         check_range("learning rate", lr)
