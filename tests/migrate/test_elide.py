@@ -135,3 +135,19 @@ def test_restore_refuses_output_where_a_stand_in_moved_or_changed():
 )
 def test_nothing_is_set_aside_when_it_cannot_be_done_safely(source):
     assert elide(source, MENTIONS_CUDA) is None
+
+
+def test_a_stand_in_that_cannot_be_put_back_means_the_whole_file_is_migrated(monkeypatch):
+    from torchport.migrate import source as source_module
+
+    class Unrestorable:
+        reduced = MIXED
+
+        def restore(self, migrated):
+            return None
+
+    monkeypatch.setattr(source_module, "elide", lambda source, mentions: Unrestorable())
+    result = migrate_source(MIXED, targets.get("cpu"), "mixed.py")
+    whole = _migrate(MIXED, targets.get("cpu"), "mixed.py")
+    assert result.source == whole.source and _rows(result) == _rows(whole)
+    assert b"return os.environ" in result.source
