@@ -1,4 +1,5 @@
-"""Migrate one file's source: parse once, run every rule in one pass, apply the fixes, tidy imports."""
+"""Migrate one file's source: set aside what never mentions CUDA, parse the rest once, run every
+rule in one pass, apply the fixes, tidy imports, put back what was set aside."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from torchport.migrate import imports
-from torchport.migrate.elide import elide
+from torchport.migrate.elide import Elision, elide
 from torchport.migrate.findings import Finding, Operation
 from torchport.migrate.names import ImportTable
 from torchport.migrate.rules import RULES
@@ -43,15 +44,17 @@ def migrate_source(source: bytes, target: Target, path: str = "<string>") -> Fil
         result = _migrate(elision.reduced, target, path)
         restored = elision.restore(result.source) if result.changed else source
         if result.error is None and restored is not None:
-            findings = [
-                replace(f, **dict(zip(("start_line", "end_line"), elision.original_lines(f.start_line, f.end_line))))
-                for f in result.findings
-            ]
-            return FileResult(restored, findings)
+            return FileResult(restored, [_at_original_lines(f, elision) for f in result.findings])
     return _migrate(source, target, path)
 
 
+def _at_original_lines(finding: Finding, elision: Elision) -> Finding:
+    start, end = elision.original_lines(finding.start_line, finding.end_line)
+    return replace(finding, start_line=start, end_line=end)
+
+
 def _migrate(source: bytes, target: Target, path: str) -> FileResult:
+    """Migrate all of `source` with LibCST."""
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
