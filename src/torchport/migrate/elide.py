@@ -19,6 +19,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from torchport.migrate.names import bound_names
+
 MARKER = b"torchport-elided"
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -148,12 +150,10 @@ def _names_bound_near_cuda(tree: ast.Module, lines: list[bytes], mentions) -> se
             if not mentions.search(b"".join(lines[node.lineno - 1 : last])):
                 continue
             for inner in ast.walk(node):
-                if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
-                    names.add(inner.id)
-                elif isinstance(inner, ast.alias):
+                if isinstance(inner, ast.alias):
                     names.add((inner.asname or inner.name).split(".")[0])
-                elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    names.add(inner.name)
+                else:
+                    names.update(bound_names(inner))
 
     visit(tree.body)
     return names

@@ -82,7 +82,7 @@ class _Bindings:
             elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
                 self.visit_scope(list(ast.iter_child_nodes(node)), nested=True)
             else:
-                for name in _bound_names(node):
+                for name in bound_names(node):
                     self._other(name, nested or isinstance(node, (ast.Global, ast.Nonlocal)))
                 stack.extend(ast.iter_child_nodes(node))
 
@@ -102,7 +102,7 @@ class _Bindings:
         (self.nested_other if nested else self.module_other).add(name)
 
 
-def _bound_names(node: ast.AST) -> list[str]:
+def bound_names(node: ast.AST) -> list[str]:
     """Names `node` binds, other than by an import."""
     if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
         return [node.id]

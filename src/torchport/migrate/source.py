@@ -63,7 +63,7 @@ def _migrate(source: bytes, target: Target, path: str) -> FileResult:
     try:
         module.visit(RulesPass([rule(context) for rule in RULES]))
     except NameAnalysisError as error:
-        return FileResult(source, error=f"could not analyse names: {error}")
+        return FileResult(source, error=f"could not analyse names: {_one_line(error.__cause__)}")
     findings = context.findings()
     if not context.fixes:
         return FileResult(source, findings)
@@ -72,11 +72,12 @@ def _migrate(source: bytes, target: Target, path: str) -> FileResult:
         new_module = new_module.visit(MergeAdjacentGuards(target.guard))
     new_module, import_findings = _tidy_imports(module, new_module, context)
     findings = sorted(findings + import_findings, key=lambda f: (f.start_line, f.code))
+    code = new_module.code  # printed once: checked, then written
     try:
-        compile(new_module.code, path, "exec", dont_inherit=True)
+        compile(code, path, "exec", dont_inherit=True)
     except SyntaxError as error:  # a rule produced code this Python cannot run: keep the original
         return FileResult(source, findings=[], error=f"rewrite would not compile ({error.msg}); copied unchanged")
-    return FileResult(new_module.bytes, findings)
+    return FileResult(code.encode(new_module.encoding), findings)
 
 
 class MergeAdjacentGuards(cst.CSTTransformer):

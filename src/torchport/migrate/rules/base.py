@@ -38,7 +38,8 @@ class _MetadataReader(cst.MetadataDependent):
 
 
 class NameAnalysisError(Exception):
-    """LibCST's scope analysis failed on this file (it happens on odd code): copy it as is."""
+    """LibCST's scope analysis failed on this file (it happens on odd code): copy it as is.
+    The failure itself is the exception's ``__cause__``."""
 
 
 @dataclass
@@ -76,8 +77,7 @@ class FileContext:
                 self.metadata_reader.metadata[provider] = self.wrapper.resolve(provider)
             return self.metadata_reader.get_metadata(provider, node, default)
         except Exception as error:  # (it fails on some odd code)
-            first = (str(error).strip().splitlines() or [""])[0]
-            raise NameAnalysisError(f"{type(error).__name__}: {first}") from error
+            raise NameAnalysisError from error
 
     def findings(self) -> list[Finding]:
         """The rows reported so far, with their lines."""
