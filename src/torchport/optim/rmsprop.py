@@ -33,12 +33,7 @@ class FusedRMSprop(FlatOptimizer):
         super().__init__(params, defaults)
 
     def _state_spec(self, group):
-        spec = {"square_avg": 0.0}
-        if group["momentum"] > 0:
-            spec["momentum_buffer"] = 0.0
-        if group["centered"]:
-            spec["grad_avg"] = 0.0
-        return spec
+        return rmsprop_state(group, square_avg=0.0)
 
     def _update(self, run: Run) -> None:
         group = run.group
@@ -68,3 +63,14 @@ class FusedRMSprop(FlatOptimizer):
                 pc.add_(bc, alpha=-lr)
             else:
                 pc.addcdiv_(gc, avg, value=-lr)
+
+
+def rmsprop_state(group: dict, square_avg: float) -> dict[str, float]:
+    """The state of torch's and timm's RMSprop, in the order they create it (they differ in where
+    ``square_avg`` starts)."""
+    spec = {"square_avg": square_avg}
+    if group["momentum"] > 0:
+        spec["momentum_buffer"] = 0.0
+    if group["centered"]:
+        spec["grad_avg"] = 0.0
+    return spec

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .checks import check_range, scalar
 from .flat import FlatOptimizer, Run
+from .rmsprop import rmsprop_state
 
 
 class FusedRMSpropTF(FlatOptimizer):
@@ -37,12 +38,7 @@ class FusedRMSpropTF(FlatOptimizer):
         super().__init__(params, defaults)
 
     def _state_spec(self, group):
-        spec = {"square_avg": 1.0}
-        if group["momentum"] > 0:
-            spec["momentum_buffer"] = 0.0
-        if group["centered"]:
-            spec["grad_avg"] = 0.0
-        return spec
+        return rmsprop_state(group, square_avg=1.0)
 
     def _update(self, run: Run) -> None:
         group = run.group
