@@ -11,6 +11,7 @@ from _optim_cases import DEFAULTS, build, cases
 from _optim_harness import (assert_models_match, assert_moved, batches, loss_of, make_model, train)
 
 import torchport.optim as fo
+import torchport.optim.flat as flat
 
 
 def _storage(t):
@@ -37,6 +38,22 @@ def test_one_buffer_per_dtype():
     assert len(storages) == 2
     assert len(opt._buckets) == 2
 
+
+
+@pytest.mark.parametrize("cls", [fo.FusedAdadelta, fo.FusedRMSprop, fo.FusedRMSpropTF])
+def test_chunk_temporaries_are_allocated_once(monkeypatch, cls):
+    """Intermediate results go to chunk-long buffers kept between steps, not to fresh
+    allocations per chunk (one of megabytes may be an mmap and a page fault per 4 KiB)."""
+    monkeypatch.setattr(flat, "CPU_CHUNK", 64)
+    model = make_model()
+    opt = cls(model.parameters(), lr=1e-3, weight_decay=0.1)
+    data = batches(3)
+    train(model, opt, data[:1])
+    (bucket,) = opt._buckets
+    kept = {name: (t.data_ptr(), t.numel()) for name, t in bucket.scratch.items()}
+    assert kept and all(numel == 64 * cls._chunk_factor for _, numel in kept.values())
+    train(model, opt, data[1:])
+    assert {name: (t.data_ptr(), t.numel()) for name, t in bucket.scratch.items()} == kept
 
 @cases(DEFAULTS)
 def test_set_to_none_relinks_fresh_grads(request, case):

@@ -69,7 +69,6 @@ class FusedBertAdam(FlatOptimizer):
         for piece in run.pieces():
             p, g = piece.params, piece.grads
             m, v = piece.state("next_m"), piece.state("next_v")
-            update_buffer, decay_buffer = piece.temporaries(2)
             single = piece.hi - piece.lo == 1
             if max_norm > 0:
                 blocks = piece.blocks
@@ -78,16 +77,15 @@ class FusedBertAdam(FlatOptimizer):
                 if not single:
                     for block, c in zip(blocks, split_per_block(coef, blocks)):
                         block.matrix(g).mul_(c)
-            for c in piece.chunks():
+            for c, (update_buffer, decay_buffer) in piece.chunks_with(2):
                 pc, gc, mc, vc = p[c], g[c], m[c], v[c]
                 if single and max_norm > 0:  # a large parameter: clip chunk by chunk, in cache
                     gc.mul_(coef)
                 mc.mul_(b1).add_(gc, alpha=1 - b1)
                 vc.mul_(b2).addcmul_(gc, gc, value=1 - b2)
                 # the reference's ops and roundings (no fused multiply-adds), in buffers that stay in cache
-                n = c.stop - c.start
-                update = torch.sqrt(vc, out=update_buffer[:n]).add_(e)
+                update = torch.sqrt(vc, out=update_buffer).add_(e)
                 torch.div(mc, update, out=update)
                 if wd > 0.0:
-                    update.add_(torch.mul(pc, wd, out=decay_buffer[:n]))
+                    update.add_(torch.mul(pc, wd, out=decay_buffer))
                 pc.add_(update.mul_(-lr))

@@ -138,10 +138,15 @@ class Run:
         return self.opt._scratch(self.bucket, name)[self.start:self.end]
 
     def temporaries(self, count: int) -> list[torch.Tensor]:
-        """`count` buffers the size of one chunk, for intermediate results: reused chunk after
-        chunk, they stay in cache (take ``buffer[:length of the chunk]``)."""
-        n = min(self.numel, self.opt.cpu_chunk()) if self.bucket.device.type == "cpu" else self.numel
-        return [torch.empty(n, dtype=self.bucket.dtype, device=self.bucket.device) for _ in range(count)]
+        """`count` buffers the length of one chunk, for intermediate results (take
+        ``buffer[:length of the chunk]``). Reused chunk after chunk, they stay in cache. On CPU
+        they are also kept between steps: a fresh allocation of megabytes can be served by mmap
+        and then costs a page fault per 4 KiB, every chunk of every step."""
+        if self.bucket.device.type != "cpu":
+            return [torch.empty(self.numel, dtype=self.bucket.dtype, device=self.bucket.device)
+                    for _ in range(count)]
+        n = min(self.numel, self.opt.cpu_chunk())
+        return [self.opt._temporary(self.bucket, i, n) for i in range(count)]
 
     def chunks(self) -> Iterator[slice]:
         """Slices (relative to this run) for elementwise math: cache-sized pieces on CPU."""
@@ -149,6 +154,14 @@ class Run:
         step = self.opt.cpu_chunk() if self.bucket.device.type == "cpu" else n
         for a in range(0, n, max(step, 1)):
             yield slice(a, min(a + step, n))
+
+    def chunks_with(self, count: int) -> Iterator[tuple[slice, list[torch.Tensor]]]:
+        """:meth:`chunks`, each with `count` temporaries of its length (see :meth:`temporaries`),
+        for ``out=`` arguments."""
+        buffers = self.temporaries(count)
+        for c in self.chunks():
+            n = c.stop - c.start
+            yield c, [b[:n] for b in buffers]
 
     def pieces(self) -> list["Run"]:
         """This run cut at parameter boundaries into cache-sized sub-runs (on CPU; one piece
@@ -340,6 +353,13 @@ class FlatOptimizer(torch.optim.Optimizer):
         if buf is None:
             buf = bucket.scratch[name] = torch.empty_like(bucket.params)
         return buf
+
+    def _temporary(self, bucket: Bucket, index: int, numel: int) -> torch.Tensor:
+        key = f"temporary {index}"
+        buf = bucket.scratch.get(key)
+        if buf is None or buf.numel() < numel:
+            buf = bucket.scratch[key] = torch.empty(numel, dtype=bucket.dtype, device=bucket.device)
+        return buf[:numel]
 
     @torch.no_grad()
     def _build(self, loaded_state: dict | None = None) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import torch
+
 from .checks import check_range, scalar
 from .flat import FlatOptimizer, Run
 
@@ -43,19 +45,20 @@ class FusedRMSprop(FlatOptimizer):
         p, g, sq = run.params, run.grads, run.state("square_avg")
         buf = run.state("momentum_buffer") if momentum > 0 else None
         gavg = run.state("grad_avg") if centered else None
-        for c in run.chunks():
-            pc = p[c]
-            gc = -g[c] if maximize else g[c]
+        for c, (grad_buffer, avg_buffer) in run.chunks_with(2):
+            pc, gc = p[c], g[c]
+            if maximize:
+                gc = torch.neg(gc, out=grad_buffer)
             if wd != 0:
-                gc = gc.add(pc, alpha=wd)
+                gc = torch.add(gc, pc, alpha=wd, out=grad_buffer)
             sqc = sq[c]
             sqc.mul_(alpha).addcmul_(gc, gc, value=1 - alpha)
             if centered:
                 gac = gavg[c]
                 gac.lerp_(gc, 1 - alpha)
-                avg = sqc.addcmul(gac, gac, value=-1).sqrt_()
+                avg = torch.addcmul(sqc, gac, gac, value=-1, out=avg_buffer).sqrt_()
             else:
-                avg = sqc.sqrt()
+                avg = torch.sqrt(sqc, out=avg_buffer)
             avg.add_(eps)
             if buf is not None:
                 bc = buf[c]

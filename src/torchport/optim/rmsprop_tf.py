@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import torch
+
 from .checks import check_range, scalar
 from .flat import FlatOptimizer, Run
 from .rmsprop import rmsprop_state
@@ -54,20 +56,20 @@ class FusedRMSpropTF(FlatOptimizer):
         p, g, sq = run.params, run.grads, run.state("square_avg")
         buf = run.state("momentum_buffer") if momentum > 0 else None
         gavg = run.state("grad_avg") if centered else None
-        for c in run.chunks():
+        for c, (grad_buffer, diff_buffer, avg_buffer) in run.chunks_with(3):
             pc, gc, sqc = p[c], g[c], sq[c]
             if wd != 0:
                 if group["decoupled_decay"]:
                     pc.mul_(1.0 - wd_scale * wd)
                 else:
-                    gc = gc.add(pc, alpha=wd)
-            sqc.add_(gc.pow(2) - sqc, alpha=one_minus_alpha)
+                    gc = torch.add(gc, pc, alpha=wd, out=grad_buffer)
+            sqc.add_(torch.pow(gc, 2, out=diff_buffer).sub_(sqc), alpha=one_minus_alpha)
             if centered:
                 gac = gavg[c]
-                gac.add_(gc - gac, alpha=one_minus_alpha)
-                avg = sqc.addcmul(gac, gac, value=-1).add_(eps).sqrt_()
+                gac.add_(torch.sub(gc, gac, out=diff_buffer), alpha=one_minus_alpha)
+                avg = torch.addcmul(sqc, gac, gac, value=-1, out=avg_buffer).add_(eps).sqrt_()
             else:
-                avg = sqc.add(eps).sqrt_()
+                avg = torch.add(sqc, eps, out=avg_buffer).sqrt_()
             if buf is not None:
                 bc = buf[c]
                 bc.mul_(momentum)
