@@ -90,6 +90,21 @@ class Bucket:
     def view(self, flat: torch.Tensor, seg: Segment) -> torch.Tensor:
         return flat.as_strided(seg.shape, seg.stride, flat.storage_offset() + seg.offset)
 
+    def scratch_buffer(self, name: str) -> torch.Tensor:
+        """A buffer as long as the bucket, kept until the bucket is rebuilt."""
+        buf = self.scratch.get(name)
+        if buf is None:
+            buf = self.scratch[name] = torch.empty_like(self.params)
+        return buf
+
+    def temporary(self, index: int, numel: int) -> torch.Tensor:
+        """The `index`-th buffer of at least `numel` elements, kept like the scratch buffers."""
+        key = f"temporary {index}"
+        buf = self.scratch.get(key)
+        if buf is None or buf.numel() < numel:
+            buf = self.scratch[key] = torch.empty(numel, dtype=self.dtype, device=self.device)
+        return buf[:numel]
+
 
 class Run:
     """A contiguous range of one bucket's segments, all in one group, with grads and one step."""
@@ -135,7 +150,7 @@ class Run:
 
     def scratch(self, name: str) -> torch.Tensor:
         """A run-sized temporary, kept between steps (its content is garbage on entry)."""
-        return self.opt._scratch(self.bucket, name)[self.start:self.end]
+        return self.bucket.scratch_buffer(name)[self.start:self.end]
 
     def temporaries(self, count: int) -> list[torch.Tensor]:
         """`count` buffers the length of one chunk, for intermediate results (take
@@ -146,7 +161,7 @@ class Run:
             return [torch.empty(self.numel, dtype=self.bucket.dtype, device=self.bucket.device)
                     for _ in range(count)]
         n = min(self.numel, self.opt.cpu_chunk())
-        return [self.opt._temporary(self.bucket, i, n) for i in range(count)]
+        return [self.bucket.temporary(i, n) for i in range(count)]
 
     def chunks(self) -> Iterator[slice]:
         """Slices (relative to this run) for elementwise math: cache-sized pieces on CPU."""
@@ -348,19 +363,6 @@ class FlatOptimizer(torch.optim.Optimizer):
         return total
 
     # --- engine --------------------------------------------------------------------------------
-    def _scratch(self, bucket: Bucket, name: str) -> torch.Tensor:
-        buf = bucket.scratch.get(name)
-        if buf is None:
-            buf = bucket.scratch[name] = torch.empty_like(bucket.params)
-        return buf
-
-    def _temporary(self, bucket: Bucket, index: int, numel: int) -> torch.Tensor:
-        key = f"temporary {index}"
-        buf = bucket.scratch.get(key)
-        if buf is None or buf.numel() < numel:
-            buf = bucket.scratch[key] = torch.empty(numel, dtype=bucket.dtype, device=bucket.device)
-        return buf[:numel]
-
     @torch.no_grad()
     def _build(self, loaded_state: dict | None = None) -> None:
         """(Re)lay out every parameter into fresh flat buffers, keeping values, grads and state."""
