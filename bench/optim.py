@@ -16,6 +16,7 @@ torch's ``fused=True`` for SGD/Adam/AdamW, at least 1.5x faster than the for-loo
     python bench/optim.py --quick    # a smoke run
     python bench/optim.py --only Adam,Lamb --case b
     python bench/optim.py --repeat 4  # four runs and the spread of each ratio
+    python bench/optim.py --device cuda
 """
 
 from __future__ import annotations
@@ -123,29 +124,40 @@ def optimizers(timm, bert):
     return table
 
 
-def make_params(shapes, seed=0):
+def make_params(shapes, seed=0, device="cpu"):
     g = torch.Generator().manual_seed(seed)
     params = []
     for s in shapes:
-        p = torch.nn.Parameter(torch.randn(s, generator=g) * 0.05)
-        p.grad = torch.randn(s, generator=g) * 1e-3
+        p = torch.nn.Parameter((torch.randn(s, generator=g) * 0.05).to(device))
+        p.grad = (torch.randn(s, generator=g) * 1e-3).to(device)
         params.append(p)
     return params
 
 
-def measure(name, fused_cls, kwargs, refs, shapes, rounds, warmup=3, stat=statistics.median):
+def synchronizer(device: str):
+    """A function that waits for the device's queued work (a no-op on CPU)."""
+    if torch.device(device).type == "cpu":
+        return lambda: None
+    return torch.accelerator.synchronize
+
+
+def measure(name, fused_cls, kwargs, refs, shapes, rounds, warmup=3, stat=statistics.median,
+            device="cpu"):
     variants = {"torchport": lambda p, **k: fused_cls(p, **k), **refs}
+    sync = synchronizer(device)
     opts = {}
     for label, factory in variants.items():
-        opts[label] = factory(make_params(shapes), **kwargs)
+        opts[label] = factory(make_params(shapes, device=device), **kwargs)
     times = {label: [] for label in opts}
     labels = list(opts)
     for r in range(warmup + rounds):
         order = labels[r % len(labels):] + labels[:r % len(labels)]
         for label in order:
             opt = opts[label]
+            sync()
             start = time.perf_counter()
             opt.step()
+            sync()
             elapsed = time.perf_counter() - start
             if r >= warmup:
                 times[label].append(elapsed * 1e3)
@@ -176,18 +188,28 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="", help="comma-separated optimizer names")
     parser.add_argument("--case", default="ab", help="a, b or ab")
     parser.add_argument("--rounds", type=int, default=0, help="override the number of rounds")
+    parser.add_argument("--device", default="cpu",
+                        help="where the parameters live, e.g. cuda (the goals are for the CPU)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the whole table this many times and summarise the spread (the "
                              "references' step times drift between runs on a shared machine)")
     parser.add_argument("--stat", choices=("median", "min"), default="median",
                         help="statistic of the per-round times (min filters other processes' load)")
     args = parser.parse_args(argv)
+    try:
+        device_type = torch.device(args.device).type
+    except RuntimeError as error:
+        parser.error(f"--device {args.device}: {error}")
+    accelerator = torch.accelerator.current_accelerator()
+    if device_type != "cpu" and (accelerator is None or accelerator.type != device_type):
+        parser.error(f"--device {args.device}: this machine has no {device_type} device")
     table = optimizers(_timm(), _bert())
     names = [n for n in table if not args.only or n in args.only.split(",")]
     stat = statistics.median if args.stat == "median" else min
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, load average {load:.1f}; "
-          f"step() {args.stat} in ms")
+    where = (f"{torch.get_num_threads()} threads" if args.device == "cpu"
+             else torch.accelerator.current_accelerator().type + " " + args.device)
+    print(f"torch {torch.__version__}, {where}, load average {load:.1f}; step() {args.stat} in ms")
     print(f"{'optimizer':<10} {'case':<17} {'torchport':>9}  {'reference variants (ms)':<58} "
           f"{'fastest/ours':>7}  {'goal':<26} {'got':>7}  met")
     figures: dict[tuple[str, str], list[tuple[float, bool]]] = {}
@@ -202,7 +224,8 @@ def main(argv=None) -> int:
                                      else (12 if case == "a" else 30))
             for name in names:
                 fused_cls, kwargs, refs = table[name]
-                med = measure(name, fused_cls, kwargs, refs, shapes, rounds, stat=stat)
+                med = measure(name, fused_cls, kwargs, refs, shapes, rounds, stat=stat,
+                              device=args.device)
                 goal, figure, met = verdict(name, case, med)
                 figures.setdefault((name, case), []).append((figure, met))
                 missed += not met
