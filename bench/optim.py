@@ -197,12 +197,13 @@ def main(argv=None) -> int:
                         help="statistic of the per-round times (min filters other processes' load)")
     args = parser.parse_args(argv)
     try:
-        device_type = torch.device(args.device).type
+        device = torch.device(args.device)
     except RuntimeError as error:
         parser.error(f"--device {args.device}: {error}")
     accelerator = torch.accelerator.current_accelerator()
-    if device_type != "cpu" and (accelerator is None or accelerator.type != device_type):
-        parser.error(f"--device {args.device}: this machine has no {device_type} device")
+    if device.type != "cpu" and (accelerator is None or accelerator.type != device.type
+                                 or (device.index or 0) >= torch.accelerator.device_count()):
+        parser.error(f"--device {args.device}: this machine has no such device")
     table = optimizers(_timm(), _bert())
     names = [n for n in table if not args.only or n in args.only.split(",")]
     stat = statistics.median if args.stat == "median" else min

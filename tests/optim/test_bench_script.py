@@ -1,0 +1,32 @@
+"""bench/optim.py runs end to end (a smoke run: the timings themselves are not judged here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "optim.py"
+
+
+def _bench(*args):
+    return subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_repeat_prints_each_run_and_the_spread():
+    done = _bench("--only", "SGD,RMSprop", "--case", "b", "--rounds", "1", "--repeat", "2")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert sum(line.startswith("--- run ") for line in lines) == 2
+    rows = [line for line in lines if line.startswith(("SGD ", "RMSprop "))]
+    assert len(rows) == 2 * 2 + 2  # a row per run and optimizer, then one spread line each
+    spread = rows[-2:]
+    assert all("met in" in line and line.count("x /") == 2 for line in spread)
+
+
+def test_an_absent_device_is_a_one_line_error():
+    done = _bench("--device", "cuda:7", "--only", "SGD")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith("optim.py: error: --device cuda:7")
+    assert "Traceback" not in done.stderr
