@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from torchport.runtime import UnsupportedOnTarget, choose
+from torchport.runtime.callers import honest_packages
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind
 
@@ -83,6 +84,12 @@ def test_the_honest_packages_are_configurable(runtime_on):
     assert _called_from("mylib", "torch.cuda.is_available()") is False
     assert _called_from("accelerate", "torch.cuda.is_available()") is True
 
+
+
+def test_the_honest_packages_come_from_the_environment(monkeypatch):
+    """`TORCHPORT_HONEST_TO` (what `torchport run --honest-to` sets) replaces the default list."""
+    monkeypatch.setenv("TORCHPORT_HONEST_TO", "mylib, otherlib")
+    assert honest_packages() == {"mylib", "otherlib"}
 
 def test_timing_events_read_the_host_clock(runtime_on):
     runtime_on("cpu")

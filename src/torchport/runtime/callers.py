@@ -19,11 +19,11 @@ HONEST_BY_DEFAULT = frozenset(
     }
 )
 
-HONEST_ENV = "TORCHPORTHONEST_TO"  # comma-separated package names; replaces the default
+HONEST_ENV = "TORCHPORT_HONEST_TO"  # comma-separated package names; replaces the default
 
 
 def honest_packages(names=None) -> frozenset[str]:
-    """The packages that see the real torch.cuda: `names`, else $TORCHPORTHONEST_TO, else the default."""
+    """The packages that see the real torch.cuda: `names`, else $TORCHPORT_HONEST_TO, else the default."""
     if names is None:
         names = os.environ.get(HONEST_ENV)
         if names is None:
