@@ -94,16 +94,18 @@ class FusedLamb(FlatOptimizer):
                     and p.dtype in (torch.float32, torch.float64)):
                 self._adam_direction(piece, update, clip, beta1, beta2, eps, step,
                                      group["bias_correction"])
+                directed = [(p, update)]
+            else:  # each chunk's decay and step follow its direction, while it is in cache
+                directed = self._chunked_direction(piece, update, clip, beta1, beta3, beta2, eps,
+                                                   bc1, bc2)
+            for pc, uc in directed:
                 if wd != 0:
                     if decoupled:
-                        p.add_(p, alpha=-wd_scale * wd)
+                        pc.add_(pc, alpha=-wd_scale * wd)
                     else:
-                        update.add_(p, alpha=wd)
+                        uc.add_(pc, alpha=wd)
                 if not adapt:
-                    p.add_(update, alpha=-lr)
-            else:
-                self._chunked_direction(piece, update, clip, beta1, beta3, beta2, eps, bc1, bc2,
-                                        wd, decoupled, wd_scale, adapt, lr)
+                    pc.add_(uc, alpha=-lr)
             if not adapt:
                 continue
             blocks = piece.blocks
@@ -131,13 +133,13 @@ class FusedLamb(FlatOptimizer):
                            eps=eps, amsgrad=False, maximize=False)
 
     @staticmethod
-    def _chunked_direction(piece, update, clip, beta1, beta3, beta2, eps, bc1, bc2, wd,
-                           decoupled, wd_scale, adapt, lr):
-        """timm's single-tensor ops, chunk by chunk."""
+    def _chunked_direction(piece, update, clip, beta1, beta3, beta2, eps, bc1, bc2):
+        """timm's single-tensor ops, chunk by chunk: yields (params, update) of each chunk once
+        its direction is in `update`."""
         p, g = piece.params, piece.grads
         m, v = piece.state("exp_avg"), piece.state("exp_avg_sq")
         for c in piece.chunks():
-            pc, mc, vc = p[c], m[c], v[c]
+            mc, vc = m[c], v[c]
             gc = g[c] / clip if clip is not None else g[c]
             if beta3 == 1 - beta1:
                 mc.lerp_(gc, beta3)
@@ -145,11 +147,4 @@ class FusedLamb(FlatOptimizer):
                 mc.mul_(beta1).add_(gc, alpha=beta3)
             vc.mul_(beta2).addcmul_(gc, gc, value=1 - beta2)
             denom = vc.sqrt().div_(bc2 ** 0.5).add_(eps)
-            uc = torch.div(mc, bc1, out=update[c]).div_(denom)
-            if wd != 0:
-                if decoupled:
-                    pc.add_(pc, alpha=-wd_scale * wd)
-                else:
-                    uc.add_(pc, alpha=wd)
-            if not adapt:
-                pc.add_(uc, alpha=-lr)
+            yield p[c], torch.div(mc, bc1, out=update[c]).div_(denom)
