@@ -88,3 +88,15 @@ class FusedAdamW(FusedAdam):
                  amsgrad=False, *, maximize=False):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                          amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=True)
+
+
+def adam_direction_(out: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor,
+                    exp_avg_sq: torch.Tensor, step: float, beta1: float, beta2: float, eps: float,
+                    scale: float = 1.0) -> None:
+    """Updates Adam's moments and writes ``scale * m_hat / (sqrt(v_hat) + eps)`` into `out`, in
+    one pass of torch's fused Adam kernel: run on `out` zeroed with ``lr = -scale``, it leaves
+    the step's direction there. A `step` of +inf turns bias correction off (1 - b**inf = 1)."""
+    out.zero_()
+    steps = [torch.tensor(float(step), dtype=torch.float32, device=out.device)]
+    torch._fused_adam_([out], [grad], [exp_avg], [exp_avg_sq], [], steps, lr=-scale, beta1=beta1,
+                       beta2=beta2, weight_decay=0.0, eps=eps, amsgrad=False, maximize=False)

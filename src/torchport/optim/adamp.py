@@ -6,6 +6,7 @@ import math
 
 import torch
 
+from .adam import adam_direction_
 from .checks import check_betas, check_range, scalar
 from .flat import FlatOptimizer, Run
 from .segments import Block
@@ -58,12 +59,10 @@ class FusedAdamP(FlatOptimizer):
             m, v = piece.state("exp_avg"), piece.state("exp_avg_sq")
             perturb = piece.scratch("perturb")
             if piece.fused_kernels() and not group["nesterov"] and p.dtype in (torch.float32, torch.float64):
-                # torch's Adam kernel on a zeroed buffer, with a step of -1 (lr = -bc1), leaves
-                # exp_avg / denom there: the perturbation, in one pass instead of eight. (In half
-                # precision the kernel computes in fp32: timm's ops in that dtype are run instead.)
-                perturb.zero_()
-                torch._fused_adam_([perturb], [g], [m], [v], [], [piece.step_tensor()], lr=-bc1, beta1=beta1,
-                                   beta2=beta2, weight_decay=0.0, eps=eps, amsgrad=False, maximize=False)
+                # exp_avg / denom (bias correction of the first moment undone: scale bc1), in one
+                # pass instead of eight. (In half precision the kernel computes in fp32: timm's
+                # ops in that dtype are run instead.)
+                adam_direction_(perturb, g, m, v, piece.step, beta1, beta2, eps, scale=bc1)
             else:
                 for c in piece.chunks():
                     gc, mc, vc = g[c], m[c], v[c]

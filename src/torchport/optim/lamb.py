@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from .adam import adam_direction_
 from .checks import check_betas, check_range, scalar
 from .flat import FlatOptimizer, Run
 from .segments import segment_norms, split_per_block
@@ -120,17 +121,12 @@ class FusedLamb(FlatOptimizer):
 
     @staticmethod
     def _adam_direction(piece, update, clip, beta1, beta2, eps, step, bias_correction):
-        """update = m_hat / (sqrt(v_hat) + eps) in one pass: torch's Adam kernel run on a zeroed
-        buffer with lr = -1 (bias correction off: a step count of +inf makes 1 - b**inf = 1)."""
+        """update = m_hat / (sqrt(v_hat) + eps), in one pass of torch's Adam kernel."""
         g = piece.grads
         if clip is not None:
             g = torch.div(g, clip, out=piece.scratch("clipped_grad"))
-        update.zero_()
-        count = float(step) if bias_correction else float("inf")
-        steps = [torch.tensor(count, dtype=torch.float32, device=g.device)]
-        torch._fused_adam_([update], [g], [piece.state("exp_avg")], [piece.state("exp_avg_sq")],
-                           [], steps, lr=-1.0, beta1=beta1, beta2=beta2, weight_decay=0.0,
-                           eps=eps, amsgrad=False, maximize=False)
+        adam_direction_(update, g, piece.state("exp_avg"), piece.state("exp_avg_sq"),
+                        step if bias_correction else float("inf"), beta1, beta2, eps)
 
     @staticmethod
     def _chunked_direction(piece, update, clip, beta1, beta3, beta2, eps, bc1, bc2):
