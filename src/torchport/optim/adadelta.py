@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from .checks import check_range, scalar
-from .flat import FlatOptimizer, Run
+from .flat import FlatOptimizer, Run, step_grad
 
 
 class FusedAdadelta(FlatOptimizer):
@@ -41,11 +41,8 @@ class FusedAdadelta(FlatOptimizer):
         p, g = run.params, run.grads
         sq, acc = run.state("square_avg"), run.state("acc_delta")
         for c, (grad_buffer, std_buffer, delta_buffer) in run.chunks_with(3):
-            pc, gc = p[c], g[c]
-            if maximize:
-                gc = torch.neg(gc, out=grad_buffer)
-            if wd != 0:
-                gc = torch.add(gc, pc, alpha=wd, out=grad_buffer)
+            pc = p[c]
+            gc = step_grad(g[c], pc, maximize, wd, out=grad_buffer)
             sqc, accc = sq[c], acc[c]
             sqc.mul_(rho).addcmul_(gc, gc, value=1 - rho)
             std = torch.add(sqc, eps, out=std_buffer).sqrt_()

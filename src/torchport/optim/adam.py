@@ -7,7 +7,7 @@ import math
 import torch
 
 from .checks import check_betas, check_range, scalar
-from .flat import FlatOptimizer, Run
+from .flat import FlatOptimizer, Run, step_grad
 
 
 class FusedAdam(FlatOptimizer):
@@ -62,14 +62,10 @@ class FusedAdam(FlatOptimizer):
         bc2_sqrt = math.sqrt(1 - beta2 ** run.step)
         step_size = lr / bc1
         for c in run.chunks():
-            pc, gc, mc, vc = p[c], g[c], m[c], v[c]
-            if maximize:
-                gc = -gc
-            if wd != 0:
-                if decoupled:
-                    pc.mul_(1 - lr * wd)
-                else:
-                    gc = gc.add(pc, alpha=wd)
+            pc, mc, vc = p[c], m[c], v[c]
+            if decoupled and wd != 0:
+                pc.mul_(1 - lr * wd)
+            gc = step_grad(g[c], pc, maximize, 0.0 if decoupled else wd)
             mc.lerp_(gc, 1 - beta1)
             vc.mul_(beta2).addcmul_(gc, gc, value=1 - beta2)
             if amsgrad:

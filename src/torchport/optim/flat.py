@@ -567,6 +567,17 @@ class FlatOptimizer(torch.optim.Optimizer):
             self.state[seg.param] = live
 
 
+def step_grad(grad: torch.Tensor, param: torch.Tensor, maximize: bool = False,
+              weight_decay: float = 0.0, out: torch.Tensor | None = None) -> torch.Tensor:
+    """The gradient torch's single-tensor optimizers step with: negated to maximize, plus
+    ``weight_decay * param``; written into `out` (a chunk temporary) when it is given."""
+    if maximize:
+        grad = torch.neg(grad, out=out)
+    if weight_decay != 0:
+        grad = torch.add(grad, param, alpha=weight_decay, out=out)
+    return grad
+
+
 def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 

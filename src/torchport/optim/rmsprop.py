@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from .checks import check_range, scalar
-from .flat import FlatOptimizer, Run
+from .flat import FlatOptimizer, Run, step_grad
 
 
 class FusedRMSprop(FlatOptimizer):
@@ -46,11 +46,8 @@ class FusedRMSprop(FlatOptimizer):
         buf = run.state("momentum_buffer") if momentum > 0 else None
         gavg = run.state("grad_avg") if centered else None
         for c, (grad_buffer, avg_buffer) in run.chunks_with(2):
-            pc, gc = p[c], g[c]
-            if maximize:
-                gc = torch.neg(gc, out=grad_buffer)
-            if wd != 0:
-                gc = torch.add(gc, pc, alpha=wd, out=grad_buffer)
+            pc = p[c]
+            gc = step_grad(g[c], pc, maximize, wd, out=grad_buffer)
             sqc = sq[c]
             sqc.mul_(alpha).addcmul_(gc, gc, value=1 - alpha)
             if centered:

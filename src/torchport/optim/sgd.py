@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from .checks import check_range, scalar
-from .flat import FlatOptimizer, Run
+from .flat import FlatOptimizer, Run, step_grad
 
 _KERNEL_DTYPES = (torch.float32, torch.float64)
 
@@ -57,9 +57,7 @@ class FusedSGD(FlatOptimizer):
             return
         for c in run.chunks():
             pc = p[c]
-            gc = -g[c] if maximize else g[c]
-            if wd != 0:
-                gc = gc.add(pc, alpha=wd)
+            gc = step_grad(g[c], pc, maximize, wd)
             if buf is not None:
                 bc = buf[c]
                 if first:
