@@ -19,7 +19,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from torchport.migrate.names import bound_names
+from torchport.migrate.names import AST_PARSE_ERRORS, bound_names
 
 MARKER = b"torchport-elided"
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -73,7 +73,7 @@ def elide(source: bytes, mentions: re.Pattern[bytes]) -> Elision | None:
         return None
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError):
+    except AST_PARSE_ERRORS:
         return None
     lines = source.splitlines(keepends=True)
     names = _names_bound_near_cuda(tree, lines, mentions)

@@ -17,6 +17,7 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
+from torchport.migrate.names import AST_PARSE_ERRORS
 from torchport.migrate.rules.base import source_of
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -108,7 +109,7 @@ def used_names(module: cst.Module) -> set[str] | None:
     None if the code does not parse (it is then not written: see source.py)."""
     try:
         tree = ast.parse(module.code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except AST_PARSE_ERRORS:
         return None
     names: set[str] = set()
     for node in ast.walk(tree):

@@ -13,6 +13,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+# What `ast.parse` raises on source it cannot read: bad syntax, null bytes, an unknown or wrong
+# declared encoding, nesting too deep for the parser.
+AST_PARSE_ERRORS = (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError)
+
 
 @dataclass(frozen=True)
 class ImportTable:
@@ -25,7 +29,7 @@ class ImportTable:
         """The file's import table, or None when it does not parse."""
         try:
             tree = ast.parse(source)
-        except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError):
+        except AST_PARSE_ERRORS:
             return None
         found = _Bindings()
         found.visit_scope(tree.body, nested=False)
