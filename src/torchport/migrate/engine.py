@@ -243,10 +243,11 @@ def run(options: Options) -> Outcome:
 
 def _map(jobs: list, workers: int):
     """The results of `jobs`, in order. Only files that mention CUDA go to the workers."""
-    work = [job for job in jobs if MENTIONS_CUDA.search(job[1])]
+    mentions = [MENTIONS_CUDA.search(job[1]) is not None for job in jobs]
+    work = [job for job, mentioned in zip(jobs, mentions) if mentioned]
     if workers <= 1 or len(work) < 2:
         return map(_migrate_one, jobs)
-    return _merge(jobs, _pooled(work, min(workers, len(work))))
+    return _merge(jobs, mentions, _pooled(work, min(workers, len(work))))
 
 
 def _pooled(work: list, workers: int):
@@ -262,12 +263,10 @@ def _pooled(work: list, workers: int):
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _merge(jobs: list, pooled):
-    for job in jobs:
-        if MENTIONS_CUDA.search(job[1]):
-            yield next(pooled)
-        else:
-            yield FileResult(job[1])
+def _merge(jobs: list, mentions: list[bool], pooled):
+    """Every job's result: the pool's for those that mention CUDA, the file unchanged otherwise."""
+    for job, mentioned in zip(jobs, mentions):
+        yield next(pooled) if mentioned else FileResult(job[1])
 
 
 def _read(base: Path, relative: Path, outcome: Outcome) -> bytes | None:
