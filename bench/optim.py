@@ -208,8 +208,8 @@ def main(argv=None) -> int:
     names = [n for n in table if not args.only or n in args.only.split(",")]
     stat = statistics.median if args.stat == "median" else min
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    where = (f"{torch.get_num_threads()} threads" if args.device == "cpu"
-             else torch.accelerator.current_accelerator().type + " " + args.device)
+    where = (f"{torch.get_num_threads()} threads" if device.type == "cpu"
+             else f"{accelerator.type} {args.device}")
     print(f"torch {torch.__version__}, {where}, load average {load:.1f}; step() {args.stat} in ms")
     print(f"{'optimizer':<10} {'case':<17} {'torchport':>9}  {'reference variants (ms)':<58} "
           f"{'fastest/ours':>7}  {'goal':<26} {'got':>7}  met")
