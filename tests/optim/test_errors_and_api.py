@@ -39,6 +39,19 @@ def test_tensor_subclasses_are_refused(cls):
         _make(cls, [param])
 
 
+def test_gradient_subclasses_are_refused_and_the_buffer_is_untouched():
+    class Tagged(torch.Tensor):
+        pass
+
+    param = nn.Parameter(torch.zeros(3))
+    opt = fo.FusedSGD([param], lr=0.1)
+    param.grad = torch.ones(3).as_subclass(Tagged)
+    with pytest.raises(TypeError, match="gradient subclasses"):
+        opt.step()
+    assert torch.equal(param, torch.zeros(3))
+    assert torch.equal(opt._buckets[0].grads, torch.zeros_like(opt._buckets[0].grads))
+
+
 def test_integer_and_complex_params_are_refused():
     with pytest.raises(TypeError, match="float32, float16, bfloat16"):
         fo.FusedAdam([torch.zeros(3, dtype=torch.complex64, requires_grad=True)])

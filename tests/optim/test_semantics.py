@@ -278,6 +278,25 @@ def test_model_moved_after_construction_is_relaid():
     assert_models_match(fused_model, ref_model)
 
 
+def test_param_given_new_data_before_step_is_relaid():
+    """``p.data = t`` between backward and step swaps the storage but leaves ``p.grad`` our
+    view: the step still notices and updates ``t``, as torch.optim does."""
+    fused_model, ref_model = make_model(), make_model()
+    fused = fo.FusedSGD(fused_model.parameters(), lr=0.1, momentum=0.9)
+    ref = torch.optim.SGD(ref_model.parameters(), lr=0.1, momentum=0.9)
+    fresh = torch.linspace(-1, 1, fused_model.fc.weight.numel()).view_as(fused_model.fc.weight)
+
+    def replace_data(i, model):
+        if i == 3:
+            model.fc.weight.data = fresh.clone()
+
+    data = batches(6)
+    train(fused_model, fused, data, before_step=replace_data)
+    train(ref_model, ref, data, before_step=replace_data)
+    assert len({_storage(p) for p in fused_model.parameters()}) == 1
+    assert_models_match(fused_model, ref_model)
+
+
 def test_clip_grad_norm_fused_matches_torch():
     fused_model, ref_model = make_model(), make_model()
     fused = fo.FusedSGD(fused_model.parameters(), lr=0.1)

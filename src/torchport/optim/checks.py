@@ -23,15 +23,15 @@ def check_param(p) -> None:
             f"fused optimizers support float32, float16, bfloat16 and float64 parameters, got {p.dtype}")
 
 
-def check_grad(p: torch.Tensor, g: torch.Tensor) -> None:
-    if g.is_sparse or g.layout != torch.strided:
+def check_grad(g: torch.Tensor) -> None:
+    """A gradient the flat buffer can take. (Its shape, dtype and device are the parameter's:
+    torch's ``.grad`` setter and autograd guarantee that.)"""
+    if g.layout != torch.strided:
         raise TypeError(
             "fused optimizers do not support sparse gradients (e.g. nn.Embedding(sparse=True)); "
             "use a dense embedding or torch.optim.SparseAdam for those parameters")
     if type(g) is not torch.Tensor:
         raise TypeError(f"fused optimizers do not support gradient subclasses ({type(g).__name__})")
-    if g.shape != p.shape:
-        raise ValueError(f"gradient shape {tuple(g.shape)} does not match parameter shape {tuple(p.shape)}")
 
 
 def scalar(value) -> float:

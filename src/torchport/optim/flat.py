@@ -85,7 +85,8 @@ class Bucket:
             lo, _ = self.group_ranges.get(seg.group, (i, i))
             self.group_ranges[seg.group] = (lo, i + 1)
         self.inactive: list[Segment] = []
-        self.links: list[tuple] = []  # (segment, param, grad view), for the per-step link check
+        # (segment, param, grad view, data_ptr), for the per-step check that nothing moved
+        self.links: list[tuple] = []
 
     def view(self, flat: torch.Tensor, seg: Segment) -> torch.Tensor:
         return flat.as_strided(seg.shape, seg.stride, flat.storage_offset() + seg.offset)
@@ -285,12 +286,13 @@ class FlatOptimizer(torch.optim.Optimizer):
         op per bucket."""
         if not self._layout_ready:
             return super().zero_grad(set_to_none)
-        self._follow_moves()
         if set_to_none:
             # no memset: a view left without a gradient is zeroed at the next step, on its own
+            # (and a moved parameter is noticed there too)
             for seg in self._segments:
                 seg.param.grad = None
             return
+        self._follow_moves()
         for bucket in self._buckets:
             bucket.grads.zero_()
         for seg in self._segments:
@@ -395,9 +397,8 @@ class FlatOptimizer(torch.optim.Optimizer):
         self._buckets = buckets
         self._segments = [s for b in buckets for s in b.segments]
         self._seg_of = {id(s.param): s for s in self._segments}
-        self._ptrs = [(s.param, s.ptr) for s in self._segments if s.numel]
         for bucket in buckets:
-            bucket.links = [(s, s.param, s.grad_view) for s in bucket.segments]
+            bucket.links = [(s, s.param, s.grad_view, s.ptr) for s in bucket.segments]
         self._uniform = {}
         self._run_cache = {}
         self._layout_ready = True
@@ -435,7 +436,7 @@ class FlatOptimizer(torch.optim.Optimizer):
             seg.grad_view = bucket.view(bucket.grads, seg)
             g = p.grad
             if g is not None:
-                check_grad(p, g)
+                check_grad(g)
                 seg.grad_view.copy_(g)
                 p.grad = None
             p.data = view
@@ -472,39 +473,26 @@ class FlatOptimizer(torch.optim.Optimizer):
 
     def _follow_moves(self) -> None:
         """Rebuilds the buffers when a parameter got new storage (``model.double()``,
-        ``load_state_dict(assign=True)``, ...): module conversions also swap the ``.data`` of our
-        gradient views, so this must run before anything trusts ``p.grad is grad_view``."""
-        if not self._layout_ready:
+        ``p.data = t``, ...): module conversions also swap the ``.data`` of our gradient views,
+        so nothing may trust ``p.grad is grad_view`` of a moved parameter."""
+        if not self._layout_ready or any(p.data_ptr() != ptr for bucket in self._buckets
+                                         for _, p, _, ptr in bucket.links):
             self._build()
-            return
-        for p, ptr in self._ptrs:
-            if p.data_ptr() != ptr:
-                self._build()
-                return
 
     def _link(self) -> None:
-        """Checks that every parameter and gradient still lives in the flat buffers."""
-        self._follow_moves()
-        for bucket in self._buckets:
-            inactive = []
-            # the common case (every grad is still our view) costs one identity test per param
-            stale = [seg for seg, p, view in bucket.links if p.grad is not view]
-            for seg in stale:
-                p = seg.param
-                g = p.grad
-                if g is seg.grad_view:
-                    continue
-                if g is None:
-                    if seg.dirty:
-                        seg.grad_view.zero_()
-                        seg.dirty = False
-                    inactive.append(seg)
-                    continue
-                check_grad(p, g)
-                seg.grad_view.copy_(g)
-                p.grad = seg.grad_view
-                seg.dirty = True
-            bucket.inactive = inactive
+        """Puts every gradient back into the flat buffers and records, per bucket, the
+        parameters that have none. The common case (nothing moved, every grad still our view)
+        is one pass that reads each parameter once: on many small parameters these reads miss
+        the cache and are a large part of a step (2000 parameters: 0.9 ms, against 1.1 ms for a
+        pass over storages and another over grads)."""
+        if not self._layout_ready:
+            self._build()
+        stale = [_stale(bucket) for bucket in self._buckets]
+        if any(seg.param.data_ptr() != seg.ptr for segs in stale for seg in segs):
+            self._build()
+            stale = [_stale(bucket) for bucket in self._buckets]
+        for bucket, segs in zip(self._buckets, stale):
+            bucket.inactive = _relink(segs) if segs else []
 
     def _plan(self) -> list[Run]:
         """Splits each (bucket, group) into runs, then advances the step counters."""
@@ -565,6 +553,36 @@ class FlatOptimizer(torch.optim.Optimizer):
                 sview.fill_(init)
                 live[key] = sview
             self.state[seg.param] = live
+
+
+def _stale(bucket: Bucket) -> list[Segment]:
+    """The segments whose parameter moved or whose ``p.grad`` is not the engine's view."""
+    return [seg for seg, p, view, ptr in bucket.links
+            if p.grad is not view or p.data_ptr() != ptr]
+
+
+def _relink(stale: list[Segment]) -> list[Segment]:
+    """Copies fresh gradients into the buffer (one foreach copy: after
+    ``zero_grad(set_to_none=True)`` every gradient is fresh) and points ``p.grad`` back at the
+    views. Returns the segments whose ``p.grad`` is None, their views zeroed."""
+    inactive, relinked, fresh = [], [], []
+    for seg in stale:
+        g = seg.param.grad
+        if g is None:
+            if seg.dirty:
+                seg.grad_view.zero_()
+                seg.dirty = False
+            inactive.append(seg)
+        elif g is not seg.grad_view:
+            check_grad(g)
+            relinked.append(seg)
+            fresh.append(g)
+    if fresh:
+        torch._foreach_copy_([seg.grad_view for seg in relinked], fresh)
+        for seg in relinked:
+            seg.param.grad = seg.grad_view
+            seg.dirty = True
+    return inactive
 
 
 def step_grad(grad: torch.Tensor, param: torch.Tensor, maximize: bool = False,
