@@ -30,3 +30,10 @@ def test_an_absent_device_is_a_one_line_error():
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith("optim.py: error: --device cuda:7")
     assert "Traceback" not in done.stderr
+
+
+def test_fresh_grads_times_zero_grad_and_step():
+    done = _bench("--grads", "fresh", "--only", "Adam", "--case", "b", "--rounds", "1")
+    assert done.returncode == 0, done.stderr
+    assert "zero_grad() + step() with fresh grads" in done.stdout.splitlines()[0]
+    assert any(line.startswith("Adam ") for line in done.stdout.splitlines())
