@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "optim.py"
 
 
@@ -32,8 +34,10 @@ def test_an_absent_device_is_a_one_line_error():
     assert "Traceback" not in done.stderr
 
 
-def test_fresh_grads_times_zero_grad_and_step():
-    done = _bench("--grads", "fresh", "--only", "Adam", "--case", "b", "--rounds", "1")
+@pytest.mark.parametrize("mode, timed", [("fresh", "zero_grad() + step() with fresh grads"),
+                                         ("zeroed", "zero_grad(set_to_none=False) + step()")])
+def test_grads_modes_time_zero_grad_and_step(mode, timed):
+    done = _bench("--grads", mode, "--only", "Adam", "--case", "b", "--rounds", "1")
     assert done.returncode == 0, done.stderr
-    assert "zero_grad() + step() with fresh grads" in done.stdout.splitlines()[0]
+    assert timed in done.stdout.splitlines()[0]
     assert any(line.startswith("Adam ") for line in done.stdout.splitlines())
