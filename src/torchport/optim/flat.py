@@ -343,9 +343,13 @@ class FlatOptimizer(torch.optim.Optimizer):
     def clip_grad_norm_fused_(self, max_norm: float, norm_type: float = 2.0,
                               error_if_nonfinite: bool = False) -> torch.Tensor:
         """``torch.nn.utils.clip_grad_norm_`` over every gradient of this optimizer, computed as
-        one reduction per flat buffer. Returns the total norm."""
+        one reduction per flat buffer. Returns the total norm. ``norm_type`` must be positive
+        (``inf`` included): only then is the norm of the whole buffer the norm of the
+        per-parameter norms that torch takes."""
         max_norm = float(max_norm)
         norm_type = float(norm_type)
+        if not norm_type > 0:
+            raise ValueError(f"clip_grad_norm_fused_ needs norm_type > 0, got {norm_type}")
         self._link()
         live = [b for b in self._buckets if len(b.inactive) < len(b.segments)]
         if not live:
