@@ -3,6 +3,9 @@ parameters, parameter groups, GradScaler, bf16, channels_last, moved parameters.
 
 from __future__ import annotations
 
+import copy
+import io
+
 import pytest
 import torch
 from torch import nn
@@ -295,6 +298,29 @@ def test_param_given_new_data_before_step_is_relaid():
     train(ref_model, ref, data, before_step=replace_data)
     assert len({_storage(p) for p in fused_model.parameters()}) == 1
     assert_models_match(fused_model, ref_model)
+
+
+@cases(DEFAULTS)
+@pytest.mark.parametrize("how", ["deepcopy", "torch.save"])
+def test_a_copied_optimizer_continues_like_the_original(request, case, how):
+    """copy.deepcopy / pickling of (model, optimizer) mid-training: the copy gets buffers of its
+    own and trains on exactly like the original."""
+    fused_model = make_model()
+    fused, _ = build(request, case, fused_model, make_model())
+    data = batches(8)
+    train(fused_model, fused, data[:4])
+    if how == "deepcopy":
+        model_copy, opt_copy = copy.deepcopy((fused_model, fused))
+    else:
+        buffer = io.BytesIO()
+        torch.save((fused_model, fused), buffer)
+        buffer.seek(0)
+        model_copy, opt_copy = torch.load(buffer, weights_only=False)
+    train(fused_model, fused, data[4:])
+    train(model_copy, opt_copy, data[4:])
+    assert _storage(next(model_copy.parameters())) != _storage(next(fused_model.parameters()))
+    assert len({_storage(p) for p in model_copy.parameters()}) == 1
+    assert_models_match(model_copy, fused_model, rtol=0)
 
 
 def test_clip_grad_norm_fused_matches_torch():

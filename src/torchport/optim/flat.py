@@ -234,11 +234,29 @@ class FlatOptimizer(torch.optim.Optimizer):
         self._layout_ready = False
         self._group_steps: list[int] = []
         super().__init__(params, defaults)
-        self._buckets: list[Bucket] = []
-        self._segments: list[Segment] = []
-        self._uniform: dict[tuple[int, int], bool] = {}
-        self._run_cache: dict[tuple[int, int], Run] = {}
         self._build()
+
+    def __getstate__(self) -> dict:
+        """What pickling and ``copy.deepcopy`` keep: torch.optim's defaults, param groups and
+        per-parameter state, with the steps written out (:meth:`state_dict`'s layout, keyed by
+        parameter); the flat buffers are laid out again on the other side."""
+        state = super().__getstate__()
+        if self._layout_ready:
+            self._link()
+            state["state"] = self._reference_state()
+            state["param_groups"] = self._with_group_steps([dict(g) for g in self.param_groups])
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """Lays the buffers out again around state in torch.optim's layout. torch's
+        ``load_state_dict`` ends here too, so a checkpoint of this class or of its reference
+        (torch.optim, timm, BERT) loads through the same path."""
+        super().__setstate__(state)
+        self._layout_ready = False
+        self._group_steps = [0] * len(self.param_groups)
+        loaded = {p: dict(s) for p, s in self.state.items()}
+        self.state.clear()
+        self._build(loaded_state=loaded)
 
     def cpu_chunk(self) -> int:
         return CPU_CHUNK * self._chunk_factor
@@ -309,35 +327,33 @@ class FlatOptimizer(torch.optim.Optimizer):
         """torch.optim's layout: per-parameter state (with ``step`` where the reference has one)."""
         self._link()
         sd = super().state_dict()
-        seg_by_index = {}
-        index = 0
-        for group in self.param_groups:
-            for p in group["params"]:
-                seg_by_index[index] = self._seg_of[id(p)]
-                index += 1
+        index = {id(p): i for i, p in enumerate(p for g in self.param_groups for p in g["params"])}
+        sd["state"] = {index[id(p)]: entry for p, entry in self._reference_state().items()}
+        self._with_group_steps(sd["param_groups"])
+        return sd
+
+    def _reference_state(self) -> dict:
+        """``optimizer.state`` as the reference keeps it: ``step`` (where the reference has a
+        per-parameter one) before the state tensors."""
         state = {}
-        for key, value in sd["state"].items():
-            seg = seg_by_index[key]
+        for p, value in self.state.items():
             entry = {}
             if self._step_format in ("tensor", "int"):
+                seg = self._seg_of[id(p)]
                 step = self._group_steps[seg.group] - seg.skipped
                 entry["step"] = (torch.tensor(float(step), dtype=torch.float32)
                                  if self._step_format == "tensor" else step)
             entry.update(value)
-            state[key] = entry
-        sd["state"] = state
+            state[p] = entry
+        return state
+
+    def _with_group_steps(self, groups: list[dict]) -> list[dict]:
+        """Copies of the param groups get ``step`` where the reference keeps it per group."""
         if self._step_format == "group":
-            for gi, group in enumerate(sd["param_groups"]):
+            for gi, group in enumerate(groups):
                 if self._group_steps[gi] > 0:
                     group["step"] = torch.tensor(float(self._group_steps[gi]), dtype=torch.float32)
-        return sd
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        """Loads a checkpoint of this class or of its reference (torch.optim / timm / BERT)."""
-        super().load_state_dict(state_dict)
-        loaded = {p: dict(s) for p, s in self.state.items()}
-        self.state.clear()
-        self._build(loaded_state=loaded)
+        return groups
 
     @torch.no_grad()
     def clip_grad_norm_fused_(self, max_norm: float, norm_type: float = 2.0,
@@ -402,8 +418,8 @@ class FlatOptimizer(torch.optim.Optimizer):
         self._seg_of = {id(s.param): s for s in self._segments}
         for bucket in buckets:
             bucket.links = [(s, s.param, s.grad_view, s.ptr) for s in bucket.segments]
-        self._uniform = {}
-        self._run_cache = {}
+        self._uniform: dict[tuple[int, int], bool] = {}
+        self._run_cache: dict[tuple[int, int], Run] = {}
         self._layout_ready = True
 
     def _adopt_steps(self, buckets: list[Bucket], loaded: dict) -> None:
