@@ -243,16 +243,23 @@ def test_low_precision_adam_equals_torch_fused(dtype):
 
 
 @cases(DEFAULTS)
-def test_channels_last_is_kept(request, case):
+@pytest.mark.parametrize("set_to_none", [False, True], ids=["in-place grads", "fresh grads"])
+def test_channels_last_is_kept(request, case, set_to_none):
+    """Fresh grads are copied into channels_last views, whatever their own strides."""
     fused_model = make_model(channels_last=True)
     ref_model = make_model(channels_last=True)
     fused, ref = build(request, case, fused_model, ref_model)
     cl = torch.channels_last
     assert fused_model.conv.weight.is_contiguous(memory_format=cl)
     assert not fused_model.conv.weight.is_contiguous()
+
+    def contiguous_grad(i, model):
+        if set_to_none and i % 2:
+            model.conv.weight.grad = model.conv.weight.grad.contiguous()
+
     data = batches(10)
-    train(fused_model, fused, data)
-    train(ref_model, ref, data)
+    train(fused_model, fused, data, set_to_none=set_to_none, before_step=contiguous_grad)
+    train(ref_model, ref, data, set_to_none=set_to_none, before_step=contiguous_grad)
     assert fused_model.conv.weight.is_contiguous(memory_format=cl)
     assert fused_model.conv.weight.grad.is_contiguous(memory_format=cl)
     assert_models_match(fused_model, ref_model)
