@@ -29,82 +29,15 @@ from typing import Callable, Iterator
 
 import torch
 
+from .buckets import Bucket, Segment, align, layout_key, relink, stale_links
 from .checks import check_grad, check_param
 from .segments import Block, blocks_of
 
-# Segment offsets are rounded up to this many elements (64 bytes in fp32), so every parameter view
-# starts on an aligned address the way a fresh allocation would.
-ALIGN = 16
 # Elementwise math on CPU walks the flat buffer in pieces this long: streaming a 100 MB buffer once
 # per op through DRAM is slower than torch's per-parameter loop; pieces keep the op chain in cache.
 CPU_CHUNK = 1 << 18
 # Devices whose torch build has the ``torch._fused_*`` optimizer kernels.
 FUSED_KERNEL_DEVICES = {"cpu", "cuda", "mps", "xpu"}
-
-
-class Segment:
-    """Where one parameter lives inside its bucket."""
-
-    __slots__ = ("param", "group", "offset", "numel", "shape", "stride", "param_view",
-                 "grad_view", "ptr", "dirty", "initialized", "skipped", "index")
-
-    def __init__(self, param: torch.Tensor, group: int, offset: int):
-        self.param = param
-        self.group = group
-        self.offset = offset
-        self.numel = param.numel()
-        self.shape = tuple(param.shape)
-        self.stride = _dense_stride(param)
-        self.param_view: torch.Tensor | None = None
-        self.grad_view: torch.Tensor | None = None
-        self.ptr = 0
-        # the grad view may hold non-zero values (it is, or was since the last zeroing, p.grad);
-        # a segment whose p.grad is None must read as zeros for whole-buffer norms
-        self.dirty = False
-        self.initialized = False  # optimizer.state[p] exists
-        self.skipped = 0  # group steps this parameter took no part in
-        self.index = 0  # position inside its bucket
-
-
-class Bucket:
-    """Flat buffers of one (device, dtype)."""
-
-    def __init__(self, device: torch.device, dtype: torch.dtype, segments: list[Segment]):
-        self.device = device
-        self.dtype = dtype
-        self.segments = segments
-        last = segments[-1]
-        self.numel = _align(last.offset + last.numel)
-        self.params = torch.zeros(self.numel, device=device, dtype=dtype)
-        self.grads = torch.zeros(self.numel, device=device, dtype=dtype)
-        self.states: dict[str, torch.Tensor] = {}
-        self.scratch: dict[str, torch.Tensor] = {}
-        self.group_ranges: dict[int, tuple[int, int]] = {}
-        for i, seg in enumerate(segments):
-            seg.index = i
-            lo, _ = self.group_ranges.get(seg.group, (i, i))
-            self.group_ranges[seg.group] = (lo, i + 1)
-        self.inactive: list[Segment] = []
-        # (segment, param, grad view, data_ptr), for the per-step check that nothing moved
-        self.links: list[tuple] = []
-
-    def view(self, flat: torch.Tensor, seg: Segment) -> torch.Tensor:
-        return flat.as_strided(seg.shape, seg.stride, flat.storage_offset() + seg.offset)
-
-    def scratch_buffer(self, name: str) -> torch.Tensor:
-        """A buffer as long as the bucket, kept until the bucket is rebuilt."""
-        buf = self.scratch.get(name)
-        if buf is None:
-            buf = self.scratch[name] = torch.empty_like(self.params)
-        return buf
-
-    def temporary(self, index: int, numel: int) -> torch.Tensor:
-        """The `index`-th buffer of at least `numel` elements, kept like the scratch buffers."""
-        key = f"temporary {index}"
-        buf = self.scratch.get(key)
-        if buf is None or buf.numel() < numel:
-            buf = self.scratch[key] = torch.empty(numel, dtype=self.dtype, device=self.device)
-        return buf[:numel]
 
 
 class Run:
@@ -392,7 +325,7 @@ class FlatOptimizer(torch.optim.Optimizer):
             p: dict(s) for p, s in self.state.items()}
         by_key: dict[tuple, list[Segment]] = {}
         for gi, group in enumerate(self.param_groups):
-            params = sorted(group["params"], key=_layout_key)
+            params = sorted(group["params"], key=layout_key)
             for p in params:
                 check_param(p)
                 seg = Segment(p, gi, 0)
@@ -406,7 +339,7 @@ class FlatOptimizer(torch.optim.Optimizer):
             offset = 0
             for seg in segs:
                 seg.offset = offset
-                offset = _align(offset + seg.numel)
+                offset = align(offset + seg.numel)
             buckets.append(Bucket(device, dtype, segs))
         if loaded_state is not None:
             self._adopt_steps(buckets, loaded_state)
@@ -506,17 +439,17 @@ class FlatOptimizer(torch.optim.Optimizer):
         another over grads)."""
         if not self._layout_ready:
             self._build()
-        stale = [_stale(bucket) for bucket in self._buckets]
+        stale = [stale_links(bucket) for bucket in self._buckets]
         if any(seg.param.data_ptr() != seg.ptr for segs in stale for seg, _ in segs):
             self._build()
-            stale = [_stale(bucket) for bucket in self._buckets]
+            stale = [stale_links(bucket) for bucket in self._buckets]
         return stale
 
     def _link(self) -> None:
         """Puts every gradient back into the flat buffers and records, per bucket, the
         parameters that have none."""
         for bucket, stale in zip(self._buckets, self._stale_grads()):
-            bucket.inactive = _relink(stale) if stale else []
+            bucket.inactive = relink(stale) if stale else []
 
     def _plan(self) -> list[Run]:
         """Splits each (bucket, group) into runs, then advances the step counters."""
@@ -579,37 +512,6 @@ class FlatOptimizer(torch.optim.Optimizer):
             self.state[seg.param] = live
 
 
-def _stale(bucket: Bucket) -> list[tuple[Segment, torch.Tensor | None]]:
-    """``(segment, p.grad)`` for each parameter that moved or whose ``p.grad`` is not the
-    engine's view."""
-    return [(seg, g) for seg, p, view, ptr in bucket.links
-            if (g := p.grad) is not view or p.data_ptr() != ptr]
-
-
-def _relink(stale: list[tuple[Segment, torch.Tensor | None]]) -> list[Segment]:
-    """Copies fresh gradients into the buffer and points ``p.grad`` back at the views (nothing
-    has moved). Returns the segments whose ``p.grad`` is None, their views zeroed.
-
-    After ``zero_grad(set_to_none=True)`` every gradient is fresh, every step: hence one foreach
-    copy and whole-list checks rather than per-parameter calls."""
-    inactive = [seg for seg, g in stale if g is None]
-    for seg in inactive:
-        if seg.dirty:
-            seg.grad_view.zero_()
-            seg.dirty = False
-    fresh = [(seg, g) for seg, g in stale if g is not None]
-    if fresh:
-        grads = [g for _, g in fresh]
-        if set(map(type, grads)) != {torch.Tensor} or {g.layout for g in grads} != {torch.strided}:
-            for g in grads:
-                check_grad(g)
-        torch._foreach_copy_([seg.grad_view for seg, _ in fresh], grads)
-        for seg, _ in fresh:
-            seg.param.grad = seg.grad_view
-            seg.dirty = True
-    return inactive
-
-
 def step_grad(grad: torch.Tensor, param: torch.Tensor, maximize: bool = False,
               weight_decay: float = 0.0, out: torch.Tensor | None = None) -> torch.Tensor:
     """The gradient torch's single-tensor optimizers step with: negated to maximize, plus
@@ -619,32 +521,3 @@ def step_grad(grad: torch.Tensor, param: torch.Tensor, maximize: bool = False,
     if weight_decay != 0:
         grad = torch.add(grad, param, alpha=weight_decay, out=out)
     return grad
-
-
-def _align(n: int) -> int:
-    return (n + ALIGN - 1) // ALIGN * ALIGN
-
-
-def _layout_key(p: torch.Tensor):
-    """Same-shape parameters side by side, so per-parameter reductions batch into blocks."""
-    return (p.numel(), tuple(p.shape), _dense_stride(p))
-
-
-def _dense_stride(p: torch.Tensor) -> tuple:
-    """The parameter's own strides if they describe a dense layout (contiguous, channels_last,
-    any permutation), else contiguous strides."""
-    order = sorted(range(p.dim()), key=lambda d: (p.stride(d), p.shape[d]))
-    expected = 1
-    dense = True
-    for d in order:
-        if p.shape[d] != 1 and p.stride(d) != expected:
-            dense = False
-            break
-        expected *= p.shape[d]
-    if dense:
-        return tuple(p.stride())
-    out, acc = [], 1
-    for size in reversed(p.shape):
-        out.append(acc)
-        acc *= size
-    return tuple(reversed(out))
