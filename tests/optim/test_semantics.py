@@ -265,8 +265,10 @@ def test_channels_last_is_kept(request, case, set_to_none):
     assert_models_match(fused_model, ref_model)
 
 
-def test_model_moved_after_construction_is_relaid():
-    """model.double() gives the parameters new storage: the next step notices and rebuilds."""
+@pytest.mark.parametrize("set_to_none", [False, True])
+def test_model_moved_after_construction_is_relaid(set_to_none):
+    """model.double() gives the parameters new storage: the next step notices and rebuilds
+    (with set_to_none=True, zero_grad leaves that to the step)."""
     fused_model, ref_model = make_model(), make_model()
     fused = fo.FusedAdam(fused_model.parameters(), lr=1e-2)
     ref = torch.optim.Adam(ref_model.parameters(), lr=1e-2)
@@ -281,8 +283,8 @@ def test_model_moved_after_construction_is_relaid():
                 if k != "step":
                     state[k] = v.double() if opt is ref else v
     data64 = [(x.double(), y.double()) for x, y in data[5:]]
-    train(fused_model, fused, data64)
-    train(ref_model, ref, data64)
+    train(fused_model, fused, data64, set_to_none=set_to_none)
+    train(ref_model, ref, data64, set_to_none=set_to_none)
     assert all(p.dtype == torch.float64 for p in fused_model.parameters())
     assert len({_storage(p) for p in fused_model.parameters()}) == 1
     assert_models_match(fused_model, ref_model)
