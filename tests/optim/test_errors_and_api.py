@@ -52,6 +52,23 @@ def test_gradient_subclasses_are_refused_and_the_buffer_is_untouched():
     assert torch.equal(opt._buckets[0].grads, torch.zeros_like(opt._buckets[0].grads))
 
 
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+def test_a_parameter_twice_in_a_group_is_refused(cls):
+    p, q = nn.Parameter(torch.ones(3)), nn.Parameter(torch.ones(2))
+    with pytest.raises(ValueError, match="appears twice in one param group"):
+        _make(cls, [p, q, p])
+    opt = _make(cls, [q])
+    with pytest.raises(ValueError, match="appears twice"):
+        opt.add_param_group({"params": [p, p]})
+    assert len(opt.param_groups) == 1
+
+
+def test_a_parameter_in_two_groups_is_refused_as_torch_does():
+    p, q = nn.Parameter(torch.ones(3)), nn.Parameter(torch.ones(2))
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        fo.FusedAdam([{"params": [p, q]}, {"params": [p]}])
+
+
 def test_integer_and_complex_params_are_refused():
     with pytest.raises(TypeError, match="float32, float16, bfloat16"):
         fo.FusedAdam([torch.zeros(3, dtype=torch.complex64, requires_grad=True)])

@@ -210,6 +210,10 @@ class FlatOptimizer(torch.optim.Optimizer):
         params = [params] if isinstance(params, torch.Tensor) else list(params)
         for p in params:
             check_param(p)
+        if len({id(p) for p in params}) != len(params):
+            # torch.optim only warns, and then updates such a parameter twice per step
+            raise ValueError("a parameter appears twice in one param group; fused optimizers lay "
+                             "each parameter out once in the flat buffer")
         param_group["params"] = params
         super().add_param_group(param_group)
         self._group_steps.append(0)
