@@ -19,6 +19,10 @@ What keeps torch.optim semantics:
 * Runs are maximal sequences of parameters of one group and one bucket that have a gradient and
   the same step, so skipped parameters and parameters at different steps are never mixed.
 
+What does not carry over: a parameter that is a view of a larger tensor (a slice of a fused
+weight, say) is copied into the flat buffer and stops sharing memory with that tensor, as after
+``p.data = p.data.clone()``. Keep such parameters with a torch.optim optimizer.
+
 Subclasses declare their state (``_state_spec``), how ``step`` appears in a checkpoint
 (``_step_format``) and the math for one run (``_update``).
 """
