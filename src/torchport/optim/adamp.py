@@ -17,10 +17,11 @@ class FusedAdamP(FlatOptimizer):
 
     Adam moments with bias correction give ``perturb = m / denom`` (Nesterov: ``(b1 m + (1-b1) g)
     / denom``); without Nesterov, in fp32/fp64, torch's fused Adam kernel computes them in one
-    pass (run on a zeroed buffer with a step of -1). For every parameter with more than one dimension, if the gradient is nearly
-    orthogonal to the weight in its channel view (``p.reshape(p.size(0), -1)``) or else its layer
-    view (``p.reshape(1, -1)``), i.e. ``max |cos| < delta / sqrt(view width)``, the radial
-    component is removed from ``perturb`` and the weight decay is scaled by ``wd_ratio``.
+    pass (see :func:`~torchport.optim.adam.adam_direction_`). For every parameter with more than
+    one dimension, if the gradient is nearly orthogonal to the weight in its channel view
+    (``p.reshape(p.size(0), -1)``) or else its layer view (``p.reshape(1, -1)``), i.e.
+    ``max |cos| < delta / sqrt(view width)``, the radial component is removed from ``perturb`` and
+    the weight decay is scaled by ``wd_ratio``.
 
     timm decides per parameter with a Python ``if`` (a host sync each). Here the cosines of all
     same-shape parameters are batched reductions and the decision is a mask, so a step has no
