@@ -20,8 +20,8 @@ ALIGN = 16
 class Segment:
     """Where one parameter lives inside its bucket."""
 
-    __slots__ = ("param", "group", "offset", "numel", "shape", "stride", "param_view",
-                 "grad_view", "ptr", "dirty", "initialized", "skipped", "index")
+    __slots__ = ("param", "group", "offset", "numel", "shape", "stride", "grad_view", "ptr",
+                 "dirty", "initialized", "skipped")
 
     def __init__(self, param: torch.Tensor, group: int, offset: int):
         self.param = param
@@ -30,7 +30,6 @@ class Segment:
         self.numel = param.numel()
         self.shape = tuple(param.shape)
         self.stride = dense_stride(param)
-        self.param_view: torch.Tensor | None = None
         self.grad_view: torch.Tensor | None = None
         self.ptr = 0
         # the grad view may hold non-zero values (it is, or was since the last zeroing, p.grad);
@@ -38,7 +37,6 @@ class Segment:
         self.dirty = False
         self.initialized = False  # optimizer.state[p] exists
         self.skipped = 0  # group steps this parameter took no part in
-        self.index = 0  # position inside its bucket
 
 
 class Bucket:
@@ -56,7 +54,6 @@ class Bucket:
         self.scratch: dict[str, torch.Tensor] = {}
         self.group_ranges: dict[int, tuple[int, int]] = {}
         for i, seg in enumerate(segments):
-            seg.index = i
             lo, _ = self.group_ranges.get(seg.group, (i, i))
             self.group_ranges[seg.group] = (lo, i + 1)
         self.inactive: list[Segment] = []

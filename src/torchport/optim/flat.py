@@ -401,7 +401,6 @@ class FlatOptimizer(torch.optim.Optimizer):
             group = self.param_groups[seg.group]
             view = bucket.view(bucket.params, seg)
             view.copy_(p.detach())
-            seg.param_view = view
             g = p.grad
             if g is not None:
                 check_grad(g)
