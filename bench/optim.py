@@ -175,7 +175,8 @@ def measure(name, fused_cls, kwargs, refs, shapes, rounds, warmup=3, stat=statis
     opts, presets = {}, {}
     for label, factory in variants.items():
         params = make_params(shapes, device=device)
-        presets[label] = [(p, p.grad.clone()) for p in params]
+        if grads != "kept":  # the gradients a backward pass would bring every round
+            presets[label] = [(p, p.grad.clone()) for p in params]
         opts[label] = factory(params, **kwargs)
     times = {label: [] for label in opts}
     labels = list(opts)
