@@ -6,8 +6,8 @@ PIP := $(PY) -m pip --disable-pip-version-check -q
 # The CPU build of torch lies on this machine's disk; an unpinned torch would pull a CUDA build.
 TORCH := torch==2.13.0
 # Reference implementations the optimizer tests compare against. --no-deps: timm would
-# otherwise drag in torchvision and another torch.
-REFS := timm==1.0.31 pytorch-pretrained-bert==0.6.2
+# otherwise drag in torchvision and another torch (pytorch-lamb: tensorboardX and torchvision).
+REFS := timm==1.0.31 pytorch-pretrained-bert==0.6.2 pytorch-lamb==1.0.0
 
 .PHONY: demo test bench venv clean
 

@@ -7,6 +7,8 @@ import torch
 
 import torchport.optim as fo
 
+import _npu_lamb_reference
+
 # (fused class, reference source, reference name, options)
 GRID = [
     (fo.FusedSGD, "torch", "SGD", dict(lr=0.05)),
@@ -43,10 +45,15 @@ GRID = [
     (fo.FusedBertAdam, "bert", "BertAdam", dict(lr=1e-2, warmup=0.2, t_total=25, schedule="warmup_cosine", max_grad_norm=0.05)),
     (fo.FusedBertAdam, "bert", "BertAdam", dict(lr=1e-2, schedule="warmup_constant", warmup=0.1, t_total=30, weight_decay=0.0, max_grad_norm=-1)),
     (fo.FusedLamb, "timm", "Lamb", dict(lr=1e-2, bias_correction=False)),
+    (fo.NpuFusedLamb, "npu", "NpuFusedLamb", dict(lr=1e-2)),
+    (fo.NpuFusedLamb, "npu", "NpuFusedLamb", dict(lr=1e-2, betas=(0.8, 0.9), weight_decay=0.1)),
+    (fo.NpuFusedLamb, "npu", "NpuFusedLamb", dict(lr=1e-2, weight_decay=0.1, adam=True)),
+    (fo.NpuFusedLamb, "npu", "NpuFusedLamb", dict(lr=1e-2, use_global_grad_norm=True)),
 ]
 
 # One default configuration per optimizer, for the semantic tests.
-DEFAULTS = [GRID[1], GRID[4], GRID[7], GRID[9], GRID[11], GRID[15], GRID[23], GRID[26], GRID[29]]
+DEFAULTS = [GRID[1], GRID[4], GRID[7], GRID[9], GRID[11], GRID[15], GRID[23], GRID[26], GRID[29],
+            GRID[34]]
 
 
 def case_id(case) -> str:
@@ -58,6 +65,8 @@ def case_id(case) -> str:
 def reference(request, source: str, name: str):
     if source == "torch":
         return getattr(torch.optim, name)
+    if source == "npu":  # torch_npu installs only beside an NPU: its math, transcribed
+        return _npu_lamb_reference.NpuFusedLamb
     module = request.getfixturevalue("timm_optim" if source == "timm" else "bert_optim")
     return getattr(module, name)
 

@@ -1,9 +1,11 @@
 """Reference optimizers for the fused-optimizer tests.
 
-timm 1.0.31 and pytorch-pretrained-bert 0.6.2 are test dependencies installed with ``--no-deps``
-(see the Makefile's REFS). Their package ``__init__`` files import torchvision / requests, so the
-optimizer modules are loaded on their own: timm's under stub ``timm`` / ``timm.optim`` packages
-whose ``__path__`` points at the installed directories, BERT's ``optimization.py`` by file path.
+timm 1.0.31, pytorch-pretrained-bert 0.6.2 and pytorch-lamb 1.0.0 are test dependencies installed
+with ``--no-deps`` (see the Makefile's REFS). Their package ``__init__`` files import torchvision,
+requests or tensorboardX, so the optimizer modules are loaded on their own: timm's under stub
+``timm`` / ``timm.optim`` packages whose ``__path__`` points at the installed directories, BERT's
+``optimization.py`` by file path, pytorch-lamb's ``lamb.py`` by file path with a stub
+``tensorboardX`` (it only names ``SummaryWriter`` in a type hint).
 """
 
 from __future__ import annotations
@@ -57,6 +59,27 @@ def bert_optim():
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # so that its schedule objects pickle inside checkpoints
     spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def cybertron_lamb():
+    """cybertronai's pytorch-lamb (``Lamb``), the model of torch_npu's NpuFusedLamb."""
+    root = _find_dir("pytorch_lamb")
+    if root is None or not (root / "lamb.py").exists():
+        pytest.skip("pytorch-lamb==1.0.0 is not installed (make venv installs it)")
+    saved = sys.modules.get("tensorboardX")
+    if saved is None:
+        stub = types.ModuleType("tensorboardX")
+        stub.SummaryWriter = object
+        sys.modules["tensorboardX"] = stub
+    try:
+        spec = importlib.util.spec_from_file_location("_ref_pytorch_lamb", root / "lamb.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        if saved is None:
+            sys.modules.pop("tensorboardX", None)
     return module
 
 

@@ -12,7 +12,7 @@ from torch import nn
 import torchport.optim as fo
 
 ALL = [fo.FusedSGD, fo.FusedAdam, fo.FusedAdamW, fo.FusedAdadelta, fo.FusedLamb, fo.FusedAdamP,
-       fo.FusedBertAdam, fo.FusedRMSprop, fo.FusedRMSpropTF]
+       fo.FusedBertAdam, fo.FusedRMSprop, fo.FusedRMSpropTF, fo.NpuFusedLamb]
 
 
 def _make(cls, params, **kw):
@@ -100,7 +100,20 @@ def test_bert_adam_needs_lr():
 
 def test_npu_aliases():
     for cls in ALL:
-        assert getattr(fo, "Npu" + cls.__name__) is cls
+        if cls is not fo.FusedLamb and cls is not fo.NpuFusedLamb:
+            assert getattr(fo, "Npu" + cls.__name__) is cls
+
+
+def test_npu_fused_lamb_takes_torch_npus_signature_positionally():
+    """torch_npu's NpuFusedLamb is cybertronai's LAMB, with parameters timm's Lamb lacks."""
+    params = [nn.Parameter(torch.ones(3))]
+    opt = fo.NpuFusedLamb(params, 1e-2, (0.8, 0.9), 1e-5, 0.01, True, True)
+    assert (opt.adam, opt.use_global_grad_norm) == (True, True)
+    group = opt.param_groups[0]
+    assert (group["lr"], group["betas"], group["eps"], group["weight_decay"]) == (
+        1e-2, (0.8, 0.9), 1e-5, 0.01)
+    with pytest.raises(TypeError, match="adam"):
+        fo.FusedLamb(params, adam=True)
 
 
 def test_bert_schedules_match_reference(bert_optim):

@@ -1,6 +1,9 @@
-"""FusedLamb: the math of timm's ``Lamb`` (timm 1.0.31, ``timm/optim/lamb.py``)."""
+"""FusedLamb: the math of timm's ``Lamb`` (timm 1.0.31, ``timm/optim/lamb.py``), on a LAMB step
+shared with :class:`~torchport.optim.NpuFusedLamb`."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 
@@ -10,7 +13,101 @@ from .flat import FlatOptimizer, Run
 from .segments import segment_norms, split_per_block
 
 
-class FusedLamb(FlatOptimizer):
+class LambStep(FlatOptimizer):
+    """The LAMB step both LAMB classes share: an optional global gradient clip, the Adam
+    direction, weight decay, and per-parameter trust ratios batched over same-shape parameters
+    with no host sync. Subclasses say how a group's options read (:meth:`_settings`), whether
+    gradients are clipped (:meth:`_global_max_norm`), and how the trust ratio is formed and
+    applied (:meth:`_trust_ratio`, :meth:`_step_block`)."""
+
+    _clip: torch.Tensor | None = None
+
+    def _state_spec(self, group):
+        return {"exp_avg": 0.0, "exp_avg_sq": 0.0}
+
+    def _global_max_norm(self) -> float | None:
+        raise NotImplementedError
+
+    def _settings(self, group: dict) -> "LambSettings":
+        raise NotImplementedError
+
+    def _trust_ratio(self, w_norm: torch.Tensor, u_norm: torch.Tensor, group: dict) -> torch.Tensor:
+        raise NotImplementedError
+
+    @staticmethod
+    def _step_block(p: torch.Tensor, update: torch.Tensor, ratio: torch.Tensor, lr: float) -> None:
+        raise NotImplementedError
+
+    def _begin_step(self, runs):
+        """One norm over all gradients of all groups clips the gradients the update uses."""
+        max_norm = self._global_max_norm()
+        self._clip = None
+        if max_norm is None:
+            return
+        live = [b for b in self._buckets if len(b.inactive) < len(b.segments)]
+        device = live[0].device
+        norms = [torch.linalg.vector_norm(b.grads).to(device) for b in live]
+        total = torch.linalg.vector_norm(torch.stack(norms))
+        self._clip = (total / max_norm).clamp_(min=1.0)
+
+    def _update(self, run: Run) -> None:
+        group = run.group
+        s = self._settings(group)
+        step = run.group_step
+        bc1, bc2 = (1 - s.beta1 ** step, 1 - s.beta2 ** step) if s.bias_correction else (1.0, 1.0)
+        clip = self._clip.to(run.bucket.device) if self._clip is not None else None
+        for piece in run.pieces():
+            p = piece.params
+            update = piece.scratch("update")
+            if (piece.fused_kernels() and s.lerp_moments
+                    and p.dtype in (torch.float32, torch.float64)):
+                self._adam_direction(piece, update, clip, s.beta1, s.beta2, s.eps, step,
+                                     s.bias_correction)
+                directed = [(p, update)]
+            else:  # each chunk's decay and step follow its direction, while it is in cache
+                directed = self._chunked_direction(piece, update, clip, s, bc1, bc2)
+            for pc, uc in directed:
+                if s.weight_decay != 0:
+                    if s.decoupled:
+                        pc.add_(pc, alpha=-s.wd_scale * s.weight_decay)
+                    else:
+                        uc.add_(pc, alpha=s.weight_decay)
+                if not s.adapt:
+                    pc.add_(uc, alpha=-s.lr)
+            if not s.adapt:
+                continue
+            blocks = piece.blocks
+            ratio = self._trust_ratio(segment_norms(blocks, p), segment_norms(blocks, update), group)
+            for block, r in zip(blocks, split_per_block(ratio, blocks)):
+                self._step_block(block.matrix(p), block.matrix(update), r, s.lr)
+
+    @staticmethod
+    def _adam_direction(piece, update, clip, beta1, beta2, eps, step, bias_correction):
+        """update = m_hat / (sqrt(v_hat) + eps), in one pass of torch's Adam kernel."""
+        g = piece.grads
+        if clip is not None:
+            g = torch.div(g, clip, out=piece.scratch("clipped_grad"))
+        adam_direction_(update, g, piece.state("exp_avg"), piece.state("exp_avg_sq"),
+                        step if bias_correction else float("inf"), beta1, beta2, eps)
+
+    @staticmethod
+    def _chunked_direction(piece, update, clip, s: "LambSettings", bc1, bc2):
+        """The reference's single-tensor ops, chunk by chunk: yields (params, update) of each
+        chunk once its direction is in `update`."""
+        p, g = piece.params, piece.grads
+        m, v = piece.state("exp_avg"), piece.state("exp_avg_sq")
+        for c in piece.chunks():
+            mc, vc = m[c], v[c]
+            gc = g[c] / clip if clip is not None else g[c]
+            if s.lerp_moments:
+                mc.lerp_(gc, s.beta3)
+            else:
+                mc.mul_(s.beta1).add_(gc, alpha=s.beta3)
+            vc.mul_(s.beta2).addcmul_(gc, gc, value=1 - s.beta2)
+            denom = vc.sqrt().div_(bc2 ** 0.5).add_(s.eps)
+            yield p[c], torch.div(mc, bc1, out=update[c]).div_(denom)
+
+class FusedLamb(LambStep):
     """LAMB (NVLAMB variant) over flat buffers, following timm 1.0.31's ``Lamb``.
 
     * The global gradient norm over every parameter with a gradient clips the gradients used by the
@@ -26,11 +123,11 @@ class FusedLamb(FlatOptimizer):
 
     With grad averaging (the default) in fp32/fp64, the Adam direction ``m_hat / (sqrt(v_hat) +
     eps)`` comes from one pass of torch's fused Adam kernel (same math, rounding within ~3e-7
-    after 30 steps); otherwise timm's ops run in cache-sized chunks. Defaults are timm's: ``lr=1e-3, bias_correction=True, betas=(0.9, 0.999), eps=1e-6,
-    weight_decay=0.01, grad_averaging=True, max_grad_norm=1.0, trust_clip=False,
-    always_adapt=False``. timm's ``caution`` is not supported. torch_npu's NpuFusedLamb follows
-    cybertronai's LAMB instead (no bias correction, ``||p||`` clamped to 10); its ``NpuFusedLamb``
-    alias here has timm's math and signature.
+    after 30 steps); otherwise timm's ops run in cache-sized chunks. Defaults are timm's:
+    ``lr=1e-3, bias_correction=True, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01,
+    grad_averaging=True, max_grad_norm=1.0, trust_clip=False, always_adapt=False``. timm's ``caution`` is not supported. torch_npu's NpuFusedLamb follows
+    cybertronai's LAMB instead, with another signature: that is
+    :class:`~torchport.optim.NpuFusedLamb`.
     """
 
     _step_format = "group"
@@ -53,94 +150,55 @@ class FusedLamb(FlatOptimizer):
                         corrected_weight_decay=corrected_weight_decay,
                         max_lr_snapshot=scalar(lr), foreach=None)
         super().__init__(params, defaults)
-        self._clip = None
 
-    def _state_spec(self, group):
-        return {"exp_avg": 0.0, "exp_avg_sq": 0.0}
+    def _global_max_norm(self) -> float | None:
+        """timm's clip: one max norm for all groups, from ``defaults``."""
+        return self.defaults["max_grad_norm"]
 
-    def _begin_step(self, runs):
-        """timm clips with one norm over all gradients of all groups (``defaults``' max norm)."""
-        max_norm = self.defaults["max_grad_norm"]
-        self._clip = None
-        if max_norm is None:
-            return
-        live = [b for b in self._buckets if len(b.inactive) < len(b.segments)]
-        device = live[0].device
-        norms = [torch.linalg.vector_norm(b.grads).to(device) for b in live]
-        total = torch.linalg.vector_norm(torch.stack(norms))
-        self._clip = (total / max_norm).clamp_(min=1.0)
-
-    def _update(self, run: Run) -> None:
-        group = run.group
+    def _settings(self, group: dict) -> "LambSettings":
         if group.get("caution"):
             raise ValueError("FusedLamb does not implement timm's caution option")
-        lr, eps, wd = scalar(group["lr"]), scalar(group["eps"]), scalar(group["weight_decay"])
+        lr, wd = scalar(group["lr"]), scalar(group["weight_decay"])
         beta1, beta2 = (scalar(b) for b in group["betas"])
-        beta3 = 1 - beta1 if group["grad_averaging"] else 1.0
-        step = run.group_step
-        if group["bias_correction"]:
-            bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
-        else:
-            bc1, bc2 = 1.0, 1.0
         decoupled = group.get("decoupled_decay", False)
         wd_scale = lr
         if decoupled and group.get("corrected_weight_decay"):
             wd_scale = lr ** 2 / scalar(group["max_lr_snapshot"])
-        adapt = wd != 0 or group["always_adapt"]
-        clip = self._clip.to(run.bucket.device) if self._clip is not None else None
-        for piece in run.pieces():
-            p = piece.params
-            update = piece.scratch("update")
-            if (piece.fused_kernels() and beta3 == 1 - beta1
-                    and p.dtype in (torch.float32, torch.float64)):
-                self._adam_direction(piece, update, clip, beta1, beta2, eps, step,
-                                     group["bias_correction"])
-                directed = [(p, update)]
-            else:  # each chunk's decay and step follow its direction, while it is in cache
-                directed = self._chunked_direction(piece, update, clip, beta1, beta3, beta2, eps,
-                                                   bc1, bc2)
-            for pc, uc in directed:
-                if wd != 0:
-                    if decoupled:
-                        pc.add_(pc, alpha=-wd_scale * wd)
-                    else:
-                        uc.add_(pc, alpha=wd)
-                if not adapt:
-                    pc.add_(uc, alpha=-lr)
-            if not adapt:
-                continue
-            blocks = piece.blocks
-            w_norm, u_norm = segment_norms(blocks, p), segment_norms(blocks, update)
-            ratio = torch.where(w_norm > 0, torch.where(u_norm > 0, w_norm / u_norm, 1.0), 1.0)
-            if group["trust_clip"]:
-                ratio = torch.clamp(ratio, max=1.0)
-            for block, r in zip(blocks, split_per_block(ratio, blocks)):
-                u2 = block.matrix(update)
-                u2.mul_(r)
-                block.matrix(p).add_(u2, alpha=-lr)
+        beta3 = 1 - beta1 if group["grad_averaging"] else 1.0
+        return LambSettings(
+            lr=lr, eps=scalar(group["eps"]), weight_decay=wd, beta1=beta1, beta2=beta2,
+            beta3=beta3, lerp_moments=beta3 == 1 - beta1,
+            bias_correction=group["bias_correction"], decoupled=decoupled, wd_scale=wd_scale,
+            adapt=wd != 0 or group["always_adapt"])
+
+    def _trust_ratio(self, w_norm: torch.Tensor, u_norm: torch.Tensor, group: dict) -> torch.Tensor:
+        """timm's ``||p|| / ||update||``, 1 where either norm is zero, at most 1 with trust_clip."""
+        ratio = torch.where(w_norm > 0, torch.where(u_norm > 0, w_norm / u_norm, 1.0), 1.0)
+        if group["trust_clip"]:
+            ratio = torch.clamp(ratio, max=1.0)
+        return ratio
 
     @staticmethod
-    def _adam_direction(piece, update, clip, beta1, beta2, eps, step, bias_correction):
-        """update = m_hat / (sqrt(v_hat) + eps), in one pass of torch's Adam kernel."""
-        g = piece.grads
-        if clip is not None:
-            g = torch.div(g, clip, out=piece.scratch("clipped_grad"))
-        adam_direction_(update, g, piece.state("exp_avg"), piece.state("exp_avg_sq"),
-                        step if bias_correction else float("inf"), beta1, beta2, eps)
+    def _step_block(p: torch.Tensor, update: torch.Tensor, ratio: torch.Tensor, lr: float) -> None:
+        """timm scales the update by the trust ratio, then steps: ``p -= lr * (ratio * u)``."""
+        update.mul_(ratio)
+        p.add_(update, alpha=-lr)
 
-    @staticmethod
-    def _chunked_direction(piece, update, clip, beta1, beta3, beta2, eps, bc1, bc2):
-        """timm's single-tensor ops, chunk by chunk: yields (params, update) of each chunk once
-        its direction is in `update`."""
-        p, g = piece.params, piece.grads
-        m, v = piece.state("exp_avg"), piece.state("exp_avg_sq")
-        for c in piece.chunks():
-            mc, vc = m[c], v[c]
-            gc = g[c] / clip if clip is not None else g[c]
-            if beta3 == 1 - beta1:
-                mc.lerp_(gc, beta3)
-            else:
-                mc.mul_(beta1).add_(gc, alpha=beta3)
-            vc.mul_(beta2).addcmul_(gc, gc, value=1 - beta2)
-            denom = vc.sqrt().div_(bc2 ** 0.5).add_(eps)
-            yield p[c], torch.div(mc, bc1, out=update[c]).div_(denom)
+
+@dataclass(frozen=True)
+class LambSettings:
+    """One group's hyperparameters, as the shared LAMB step reads them."""
+
+    lr: float
+    eps: float
+    weight_decay: float
+    beta1: float
+    beta2: float
+    beta3: float  # the gradient's weight in exp_avg: 1 - beta1 with grad averaging, else 1
+    # exp_avg.lerp_(g, beta3) (timm with grad averaging; torch's fused Adam kernel matches it
+    # closely), else exp_avg.mul_(beta1).add_(g, alpha=beta3)
+    lerp_moments: bool
+    bias_correction: bool
+    decoupled: bool  # weight decay on the parameter rather than in the update
+    wd_scale: float  # the lr that multiplies decoupled decay
+    adapt: bool  # apply the trust ratio
