@@ -47,16 +47,34 @@ def test_one_buffer_per_dtype():
 def test_chunk_temporaries_are_allocated_once(monkeypatch, cls):
     """Intermediate results go to chunk-long buffers kept between steps, not to fresh
     allocations per chunk (one of megabytes may be an mmap and a page fault per 4 KiB)."""
-    monkeypatch.setattr(flat, "CPU_CHUNK", 64)
+    sizes, _ = _temporaries_kept_over_steps(monkeypatch, cls, chunk=64)
+    assert sizes and all(numel == 64 * cls._chunk_factor for numel in sizes)
+
+
+@pytest.mark.parametrize("cls", [fo.FusedLamb, fo.NpuFusedLamb, fo.FusedAdamP])
+def test_piece_temporaries_are_piece_sized_and_kept(monkeypatch, cls):
+    """A piece's update direction (and LAMB's clipped gradient) lives in one buffer as long as
+    the largest piece, reused piece after piece, not in a buffer as large as the model."""
+    sizes, model = _temporaries_kept_over_steps(monkeypatch, cls, chunk=200)
+    largest_piece = max(200, max(p.numel() for p in model.parameters()))
+    bucket_numel = sum(p.numel() for p in model.parameters())
+    assert sizes and all(numel <= largest_piece < bucket_numel for numel in sizes)
+
+
+def _temporaries_kept_over_steps(monkeypatch, cls, chunk: int):
+    """Sizes of the bucket's temporaries after a step, checked to be the same buffers two steps
+    later; and the model."""
+    monkeypatch.setattr(flat, "CPU_CHUNK", chunk)
     model = make_model()
     opt = cls(model.parameters(), lr=1e-3, weight_decay=0.1)
     data = batches(3)
     train(model, opt, data[:1])
     (bucket,) = opt._buckets
-    kept = {name: (t.data_ptr(), t.numel()) for name, t in bucket.scratch.items()}
-    assert kept and all(numel == 64 * cls._chunk_factor for _, numel in kept.values())
+    kept = {name: (t.data_ptr(), t.numel()) for name, t in bucket.temporaries.items()}
     train(model, opt, data[1:])
-    assert {name: (t.data_ptr(), t.numel()) for name, t in bucket.scratch.items()} == kept
+    assert {name: (t.data_ptr(), t.numel()) for name, t in bucket.temporaries.items()} == kept
+    return [numel for _, numel in kept.values()], model
+
 
 @cases(DEFAULTS)
 def test_set_to_none_relinks_fresh_grads(request, case):

@@ -58,7 +58,7 @@ class FusedAdamP(FlatOptimizer):
         for piece in run.pieces():
             p, g = piece.params, piece.grads
             m, v = piece.state("exp_avg"), piece.state("exp_avg_sq")
-            perturb = piece.scratch("perturb")
+            perturb = piece.temporary("perturb")
             if piece.fused_kernels() and not group["nesterov"] and p.dtype in (torch.float32, torch.float64):
                 # exp_avg / denom (bias correction of the first moment undone: scale bc1), in one
                 # pass instead of eight. (In half precision the kernel computes in fp32: timm's

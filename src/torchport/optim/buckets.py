@@ -51,7 +51,7 @@ class Bucket:
         self.params = torch.zeros(self.numel, device=device, dtype=dtype)
         self.grads = torch.zeros(self.numel, device=device, dtype=dtype)
         self.states: dict[str, torch.Tensor] = {}
-        self.scratch: dict[str, torch.Tensor] = {}
+        self.temporaries: dict[str, torch.Tensor] = {}
         self.group_ranges: dict[int, tuple[int, int]] = {}
         for i, seg in enumerate(segments):
             lo, _ = self.group_ranges.get(seg.group, (i, i))
@@ -63,19 +63,12 @@ class Bucket:
     def view(self, flat: torch.Tensor, seg: Segment) -> torch.Tensor:
         return flat.as_strided(seg.shape, seg.stride, flat.storage_offset() + seg.offset)
 
-    def scratch_buffer(self, name: str) -> torch.Tensor:
-        """A buffer as long as the bucket, kept until the bucket is rebuilt."""
-        buf = self.scratch.get(name)
-        if buf is None:
-            buf = self.scratch[name] = torch.empty_like(self.params)
-        return buf
-
-    def temporary(self, index: int, numel: int) -> torch.Tensor:
-        """The `index`-th buffer of at least `numel` elements, kept like the scratch buffers."""
-        key = f"temporary {index}"
-        buf = self.scratch.get(key)
+    def temporary(self, key: str, numel: int) -> torch.Tensor:
+        """A buffer of `numel` elements for intermediate results, one per key, kept (and grown
+        when needed) until the bucket is rebuilt; its content is garbage."""
+        buf = self.temporaries.get(key)
         if buf is None or buf.numel() < numel:
-            buf = self.scratch[key] = torch.empty(numel, dtype=self.dtype, device=self.device)
+            buf = self.temporaries[key] = torch.empty(numel, dtype=self.dtype, device=self.device)
         return buf[:numel]
 
 

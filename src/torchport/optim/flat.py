@@ -86,9 +86,12 @@ class Run:
     def state(self, key: str) -> torch.Tensor:
         return self.bucket.states[key][self.start:self.end]
 
-    def scratch(self, name: str) -> torch.Tensor:
-        """A run-sized temporary, kept between steps (its content is garbage on entry)."""
-        return self.bucket.scratch_buffer(name)[self.start:self.end]
+    def temporary(self, name: str) -> torch.Tensor:
+        """A buffer as long as this run, for results needed only while it is processed (a piece's
+        update direction, say). One per name, reused by run after run: a cache-sized piece
+        finds it in cache, where memory of its own at each offset of the bucket would cost a
+        write-back to DRAM. Its content is garbage on entry."""
+        return self.bucket.temporary(name, self.numel)
 
     def temporaries(self, count: int) -> list[torch.Tensor]:
         """`count` buffers the length of one chunk, for intermediate results (take
@@ -99,7 +102,7 @@ class Run:
             return [torch.empty(self.numel, dtype=self.bucket.dtype, device=self.bucket.device)
                     for _ in range(count)]
         n = min(self.numel, self.opt.cpu_chunk())
-        return [self.bucket.temporary(i, n) for i in range(count)]
+        return [self.bucket.temporary(f"chunk {i}", n) for i in range(count)]
 
     def chunks(self) -> Iterator[slice]:
         """Slices (relative to this run) for elementwise math: cache-sized pieces on CPU."""

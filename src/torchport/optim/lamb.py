@@ -58,7 +58,7 @@ class LambStep(FlatOptimizer):
         clip = self._clip.to(run.bucket.device) if self._clip is not None else None
         for piece in run.pieces():
             p = piece.params
-            update = piece.scratch("update")
+            update = piece.temporary("update")
             if (piece.fused_kernels() and s.lerp_moments
                     and p.dtype in (torch.float32, torch.float64)):
                 self._adam_direction(piece, update, clip, s.beta1, s.beta2, s.eps, step,
@@ -86,7 +86,7 @@ class LambStep(FlatOptimizer):
         """update = m_hat / (sqrt(v_hat) + eps), in one pass of torch's Adam kernel."""
         g = piece.grads
         if clip is not None:
-            g = torch.div(g, clip, out=piece.scratch("clipped_grad"))
+            g = torch.div(g, clip, out=piece.temporary("clipped grad"))
         adam_direction_(update, g, piece.state("exp_avg"), piece.state("exp_avg_sq"),
                         step if bias_correction else float("inf"), beta1, beta2, eps)
 
@@ -106,6 +106,7 @@ class LambStep(FlatOptimizer):
             vc.mul_(s.beta2).addcmul_(gc, gc, value=1 - s.beta2)
             denom = vc.sqrt().div_(bc2 ** 0.5).add_(s.eps)
             yield p[c], torch.div(mc, bc1, out=update[c]).div_(denom)
+
 
 class FusedLamb(LambStep):
     """LAMB (NVLAMB variant) over flat buffers, following timm 1.0.31's ``Lamb``.
