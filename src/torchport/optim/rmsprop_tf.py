@@ -22,6 +22,10 @@ class FusedRMSpropTF(FlatOptimizer):
     State: ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered).
     """
 
+    # eight ops per chunk: 2x longer chunks measured 26.7-26.9 ms per step on ResNet-50 shapes
+    # with momentum against 28.4 ms at 1x and 28.1-28.7 ms at 4x, interleaved (2 cores, 32 MiB L3)
+    _chunk_factor = 2
+
     def __init__(self, params, lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0, momentum=0.,
                  centered=False, decoupled_decay=False, corrected_weight_decay=False,
                  lr_in_momentum=True):
