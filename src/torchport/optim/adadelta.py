@@ -38,12 +38,10 @@ class FusedAdadelta(FlatOptimizer):
         lr, rho, eps = scalar(group["lr"]), scalar(group["rho"]), scalar(group["eps"])
         wd = scalar(group["weight_decay"])
         maximize = group.get("maximize", False)
-        p, g = run.params, run.grads
-        sq, acc = run.state("square_avg"), run.state("acc_delta")
-        for c, (grad_buffer, std_buffer, delta_buffer) in run.chunks_with(3):
-            pc = p[c]
-            gc = step_grad(g[c], pc, maximize, wd, out=grad_buffer)
-            sqc, accc = sq[c], acc[c]
+        for chunk in run.chunk_views("square_avg", "acc_delta", temporaries=3):
+            pc, sqc, accc = chunk["params"], chunk["square_avg"], chunk["acc_delta"]
+            grad_buffer, std_buffer, delta_buffer = chunk["temporaries"]
+            gc = step_grad(chunk["grads"], pc, maximize, wd, out=grad_buffer)
             sqc.mul_(rho).addcmul_(gc, gc, value=1 - rho)
             std = torch.add(sqc, eps, out=std_buffer).sqrt_()
             delta = torch.add(accc, eps, out=delta_buffer).sqrt_().div_(std).mul_(gc)

@@ -67,8 +67,7 @@ class FusedBertAdam(FlatOptimizer):
         wd, max_norm = scalar(group["weight_decay"]), scalar(group["max_grad_norm"])
         lr = scalar(group["lr"]) * group["schedule"].get_lr(run.step - 1)
         for piece in run.pieces():
-            p, g = piece.params, piece.grads
-            m, v = piece.state("next_m"), piece.state("next_v")
+            g = piece.grads
             single = piece.hi - piece.lo == 1
             if max_norm > 0:
                 blocks = piece.blocks
@@ -77,8 +76,9 @@ class FusedBertAdam(FlatOptimizer):
                 if not single:
                     for block, c in zip(blocks, split_per_block(coef, blocks)):
                         block.matrix(g).mul_(c)
-            for c, (update_buffer, decay_buffer) in piece.chunks_with(2):
-                pc, gc, mc, vc = p[c], g[c], m[c], v[c]
+            for chunk in piece.chunk_views("next_m", "next_v", temporaries=2):
+                pc, gc, mc, vc = chunk["params"], chunk["grads"], chunk["next_m"], chunk["next_v"]
+                update_buffer, decay_buffer = chunk["temporaries"]
                 if single and max_norm > 0:  # a large parameter: clip chunk by chunk, in cache
                     gc.mul_(coef)
                 mc.mul_(b1).add_(gc, alpha=1 - b1)

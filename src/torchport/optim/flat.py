@@ -58,6 +58,7 @@ class Run:
         self.end = segs[hi - 1].offset + segs[hi - 1].numel
         self._blocks: list[Block] | None = None
         self._pieces: list[Run] | None = None
+        self._chunk_views: dict[tuple, list[dict]] = {}
 
     @property
     def group(self) -> dict:
@@ -95,7 +96,7 @@ class Run:
 
     def temporaries(self, count: int) -> list[torch.Tensor]:
         """`count` buffers the length of one chunk, for intermediate results (take
-        ``buffer[:length of the chunk]``). Reused chunk after chunk, they stay in cache. On CPU
+        ``buffer[:length of the chunk]``; :meth:`chunk_views` does). Reused chunk after chunk, they stay in cache. On CPU
         they are also kept between steps: a fresh allocation of megabytes can be served by mmap
         and then costs a page fault per 4 KiB, every chunk of every step."""
         if self.bucket.device.type != "cpu":
@@ -111,13 +112,27 @@ class Run:
         for a in range(0, n, max(step, 1)):
             yield slice(a, min(a + step, n))
 
-    def chunks_with(self, count: int) -> Iterator[tuple[slice, list[torch.Tensor]]]:
-        """:meth:`chunks`, each with `count` temporaries of its length (see :meth:`temporaries`),
-        for ``out=`` arguments."""
-        buffers = self.temporaries(count)
-        for c in self.chunks():
-            n = c.stop - c.start
-            yield c, [b[:n] for b in buffers]
+    def chunk_views(self, *states: str, temporaries: int = 0) -> list[dict]:
+        """Per chunk (see :meth:`chunks`), ``{"params": ..., "grads": ..., <each state>: ...,
+        "temporaries": [...]}``: views of the chunk, and `temporaries` buffers of its length
+        (see :meth:`temporaries`) for ``out=`` arguments. On CPU the views are made once and kept
+        with the run, which the optimizer keeps from step to step while no parameter skips one
+        (ResNet-50 shapes: 0.3 ms of slicing a step saved for RMSprop, 2 ms for BertAdam, whose
+        runs are cut into many pieces)."""
+        key = (states, temporaries)
+        views = self._chunk_views.get(key)
+        if views is None:
+            flats = {"params": self.params, "grads": self.grads}
+            flats.update((name, self.state(name)) for name in states)
+            buffers = self.temporaries(temporaries)
+            views = []
+            for c in self.chunks():
+                chunk = {name: flat[c] for name, flat in flats.items()}
+                chunk["temporaries"] = [b[:c.stop - c.start] for b in buffers]
+                views.append(chunk)
+            if self.bucket.device.type == "cpu":
+                self._chunk_views[key] = views
+        return views
 
     def pieces(self) -> list["Run"]:
         """This run cut at parameter boundaries into cache-sized sub-runs (on CPU; one piece

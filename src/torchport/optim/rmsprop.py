@@ -42,23 +42,20 @@ class FusedRMSprop(FlatOptimizer):
         lr, alpha, eps = scalar(group["lr"]), scalar(group["alpha"]), scalar(group["eps"])
         wd, momentum = scalar(group["weight_decay"]), scalar(group["momentum"])
         centered, maximize = group["centered"], group.get("maximize", False)
-        p, g, sq = run.params, run.grads, run.state("square_avg")
-        buf = run.state("momentum_buffer") if momentum > 0 else None
-        gavg = run.state("grad_avg") if centered else None
-        for c, (grad_buffer, avg_buffer) in run.chunks_with(2):
-            pc = p[c]
-            gc = step_grad(g[c], pc, maximize, wd, out=grad_buffer)
-            sqc = sq[c]
+        for chunk in run.chunk_views(*self._state_spec(group), temporaries=2):
+            pc, sqc = chunk["params"], chunk["square_avg"]
+            grad_buffer, avg_buffer = chunk["temporaries"]
+            gc = step_grad(chunk["grads"], pc, maximize, wd, out=grad_buffer)
             sqc.mul_(alpha).addcmul_(gc, gc, value=1 - alpha)
             if centered:
-                gac = gavg[c]
+                gac = chunk["grad_avg"]
                 gac.lerp_(gc, 1 - alpha)
                 avg = torch.addcmul(sqc, gac, gac, value=-1, out=avg_buffer).sqrt_()
             else:
                 avg = torch.sqrt(sqc, out=avg_buffer)
             avg.add_(eps)
-            if buf is not None:
-                bc = buf[c]
+            if momentum > 0:
+                bc = chunk["momentum_buffer"]
                 bc.mul_(momentum).addcdiv_(gc, avg)
                 pc.add_(bc, alpha=-lr)
             else:

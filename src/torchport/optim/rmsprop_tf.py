@@ -57,11 +57,9 @@ class FusedRMSpropTF(FlatOptimizer):
         if group.get("corrected_weight_decay"):
             wd_scale = lr ** 2 / scalar(group["max_lr_snapshot"])
         one_minus_alpha = 1.0 - alpha
-        p, g, sq = run.params, run.grads, run.state("square_avg")
-        buf = run.state("momentum_buffer") if momentum > 0 else None
-        gavg = run.state("grad_avg") if centered else None
-        for c, (grad_buffer, diff_buffer, avg_buffer) in run.chunks_with(3):
-            pc, gc, sqc = p[c], g[c], sq[c]
+        for chunk in run.chunk_views(*self._state_spec(group), temporaries=3):
+            pc, gc, sqc = chunk["params"], chunk["grads"], chunk["square_avg"]
+            grad_buffer, diff_buffer, avg_buffer = chunk["temporaries"]
             if wd != 0:
                 if group["decoupled_decay"]:
                     pc.mul_(1.0 - wd_scale * wd)
@@ -69,13 +67,13 @@ class FusedRMSpropTF(FlatOptimizer):
                     gc = torch.add(gc, pc, alpha=wd, out=grad_buffer)
             sqc.add_(torch.pow(gc, 2, out=diff_buffer).sub_(sqc), alpha=one_minus_alpha)
             if centered:
-                gac = gavg[c]
+                gac = chunk["grad_avg"]
                 gac.add_(torch.sub(gc, gac, out=diff_buffer), alpha=one_minus_alpha)
                 avg = torch.addcmul(sqc, gac, gac, value=-1, out=avg_buffer).add_(eps).sqrt_()
             else:
                 avg = torch.add(sqc, eps, out=avg_buffer).sqrt_()
-            if buf is not None:
-                bc = buf[c]
+            if momentum > 0:
+                bc = chunk["momentum_buffer"]
                 bc.mul_(momentum)
                 if group["lr_in_momentum"]:
                     bc.addcdiv_(gc, avg, value=lr)
