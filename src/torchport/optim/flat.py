@@ -96,9 +96,10 @@ class Run:
 
     def temporaries(self, count: int) -> list[torch.Tensor]:
         """`count` buffers the length of one chunk, for intermediate results (take
-        ``buffer[:length of the chunk]``; :meth:`chunk_views` does). Reused chunk after chunk, they stay in cache. On CPU
-        they are also kept between steps: a fresh allocation of megabytes can be served by mmap
-        and then costs a page fault per 4 KiB, every chunk of every step."""
+        ``buffer[:length of the chunk]``, as :meth:`chunk_views` does). Reused chunk after
+        chunk, they stay in cache. On CPU they are also kept between steps: a fresh allocation of
+        megabytes can be served by mmap and then costs a page fault per 4 KiB, every chunk of
+        every step."""
         if self.bucket.device.type != "cpu":
             return [torch.empty(self.numel, dtype=self.bucket.dtype, device=self.bucket.device)
                     for _ in range(count)]

@@ -77,7 +77,8 @@ class LambStep(FlatOptimizer):
             if not s.adapt:
                 continue
             blocks = piece.blocks
-            ratio = self._trust_ratio(segment_norms(blocks, p), segment_norms(blocks, update), group)
+            w_norm, u_norm = segment_norms(blocks, p), segment_norms(blocks, update)
+            ratio = self._trust_ratio(w_norm, u_norm, group)
             for block, r in zip(blocks, split_per_block(ratio, blocks)):
                 self._step_block(block.matrix(p), block.matrix(update), r, s.lr)
 
@@ -126,9 +127,9 @@ class FusedLamb(LambStep):
     eps)`` comes from one pass of torch's fused Adam kernel (same math, rounding within ~3e-7
     after 30 steps); otherwise timm's ops run in cache-sized chunks. Defaults are timm's:
     ``lr=1e-3, bias_correction=True, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01,
-    grad_averaging=True, max_grad_norm=1.0, trust_clip=False, always_adapt=False``. timm's ``caution`` is not supported. torch_npu's NpuFusedLamb follows
-    cybertronai's LAMB instead, with another signature: that is
-    :class:`~torchport.optim.NpuFusedLamb`.
+    grad_averaging=True, max_grad_norm=1.0, trust_clip=False, always_adapt=False``. timm's
+    ``caution`` is not supported. torch_npu's NpuFusedLamb follows cybertronai's LAMB instead,
+    with another signature: that is :class:`~torchport.optim.NpuFusedLamb`.
     """
 
     _step_format = "group"

@@ -62,7 +62,8 @@ class NpuFusedLamb(LambStep):
         beta1, beta2 = (scalar(b) for b in group["betas"])
         return LambSettings(lr=lr, eps=scalar(group["eps"]), weight_decay=wd, beta1=beta1,
                             beta2=beta2, beta3=1 - beta1, lerp_moments=False,
-                            bias_correction=False, decoupled=False, wd_scale=lr, adapt=not self.adam)
+                            bias_correction=False, decoupled=False, wd_scale=lr,
+                            adapt=not self.adam)
 
     def _trust_ratio(self, w_norm: torch.Tensor, u_norm: torch.Tensor, group: dict) -> torch.Tensor:
         w_norm = w_norm.clamp(max=MAX_WEIGHT_NORM)
