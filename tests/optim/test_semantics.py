@@ -42,7 +42,6 @@ def test_one_buffer_per_dtype():
     assert len(opt._buckets) == 2
 
 
-
 @pytest.mark.parametrize("cls", [fo.FusedAdadelta, fo.FusedRMSprop, fo.FusedRMSpropTF])
 def test_chunk_temporaries_are_allocated_once(monkeypatch, cls):
     """Intermediate results go to chunk-long buffers kept between steps, not to fresh

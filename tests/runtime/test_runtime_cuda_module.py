@@ -85,11 +85,11 @@ def test_the_honest_packages_are_configurable(runtime_on):
     assert _called_from("accelerate", "torch.cuda.is_available()") is True
 
 
-
 def test_the_honest_packages_come_from_the_environment(monkeypatch):
     """`TORCHPORT_HONEST_TO` (what `torchport run --honest-to` sets) replaces the default list."""
     monkeypatch.setenv("TORCHPORT_HONEST_TO", "mylib, otherlib")
     assert honest_packages() == {"mylib", "otherlib"}
+
 
 def test_timing_events_read_the_host_clock(runtime_on):
     runtime_on("cpu")

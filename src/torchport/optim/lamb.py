@@ -31,7 +31,8 @@ class LambStep(FlatOptimizer):
     def _settings(self, group: dict) -> "LambSettings":
         raise NotImplementedError
 
-    def _trust_ratio(self, w_norm: torch.Tensor, u_norm: torch.Tensor, group: dict) -> torch.Tensor:
+    def _trust_ratio(self, w_norm: torch.Tensor, u_norm: torch.Tensor,
+                     s: "LambSettings") -> torch.Tensor:
         raise NotImplementedError
 
     @staticmethod
@@ -61,8 +62,7 @@ class LambStep(FlatOptimizer):
             update = piece.temporary("update")
             if (piece.fused_kernels() and s.lerp_moments
                     and p.dtype in (torch.float32, torch.float64)):
-                self._adam_direction(piece, update, clip, s.beta1, s.beta2, s.eps, step,
-                                     s.bias_correction)
+                self._adam_direction(piece, update, clip, s, step)
                 directed = [(p, update)]
             else:  # each chunk's decay and step follow its direction, while it is in cache
                 directed = self._chunked_direction(piece, update, clip, s, bc1, bc2)
@@ -78,18 +78,18 @@ class LambStep(FlatOptimizer):
                 continue
             blocks = piece.blocks
             w_norm, u_norm = segment_norms(blocks, p), segment_norms(blocks, update)
-            ratio = self._trust_ratio(w_norm, u_norm, group)
+            ratio = self._trust_ratio(w_norm, u_norm, s)
             for block, r in zip(blocks, split_per_block(ratio, blocks)):
                 self._step_block(block.matrix(p), block.matrix(update), r, s.lr)
 
     @staticmethod
-    def _adam_direction(piece, update, clip, beta1, beta2, eps, step, bias_correction):
+    def _adam_direction(piece, update, clip, s: "LambSettings", step):
         """update = m_hat / (sqrt(v_hat) + eps), in one pass of torch's Adam kernel."""
         g = piece.grads
         if clip is not None:
             g = torch.div(g, clip, out=piece.temporary("clipped grad"))
         adam_direction_(update, g, piece.state("exp_avg"), piece.state("exp_avg_sq"),
-                        step if bias_correction else float("inf"), beta1, beta2, eps)
+                        step if s.bias_correction else float("inf"), s.beta1, s.beta2, s.eps)
 
     @staticmethod
     def _chunked_direction(piece, update, clip, s: "LambSettings", bc1, bc2):
@@ -171,12 +171,13 @@ class FusedLamb(LambStep):
             lr=lr, eps=scalar(group["eps"]), weight_decay=wd, beta1=beta1, beta2=beta2,
             beta3=beta3, lerp_moments=beta3 == 1 - beta1,
             bias_correction=group["bias_correction"], decoupled=decoupled, wd_scale=wd_scale,
-            adapt=wd != 0 or group["always_adapt"])
+            adapt=wd != 0 or group["always_adapt"], trust_clip=group["trust_clip"])
 
-    def _trust_ratio(self, w_norm: torch.Tensor, u_norm: torch.Tensor, group: dict) -> torch.Tensor:
+    def _trust_ratio(self, w_norm: torch.Tensor, u_norm: torch.Tensor,
+                     s: "LambSettings") -> torch.Tensor:
         """timm's ``||p|| / ||update||``, 1 where either norm is zero, at most 1 with trust_clip."""
         ratio = torch.where(w_norm > 0, torch.where(u_norm > 0, w_norm / u_norm, 1.0), 1.0)
-        if group["trust_clip"]:
+        if s.trust_clip:
             ratio = torch.clamp(ratio, max=1.0)
         return ratio
 
@@ -204,3 +205,4 @@ class LambSettings:
     decoupled: bool  # weight decay on the parameter rather than in the update
     wd_scale: float  # the lr that multiplies decoupled decay
     adapt: bool  # apply the trust ratio
+    trust_clip: bool  # the trust ratio at most 1 (timm's LAMBC)

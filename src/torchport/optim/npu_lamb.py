@@ -63,9 +63,10 @@ class NpuFusedLamb(LambStep):
         return LambSettings(lr=lr, eps=scalar(group["eps"]), weight_decay=wd, beta1=beta1,
                             beta2=beta2, beta3=1 - beta1, lerp_moments=False,
                             bias_correction=False, decoupled=False, wd_scale=lr,
-                            adapt=not self.adam)
+                            adapt=not self.adam, trust_clip=False)
 
-    def _trust_ratio(self, w_norm: torch.Tensor, u_norm: torch.Tensor, group: dict) -> torch.Tensor:
+    def _trust_ratio(self, w_norm: torch.Tensor, u_norm: torch.Tensor,
+                     s: LambSettings) -> torch.Tensor:
         w_norm = w_norm.clamp(max=MAX_WEIGHT_NORM)
         return torch.where(w_norm > 0, torch.where(u_norm > 0, w_norm / u_norm, 1.0), 1.0)
 
