@@ -42,8 +42,8 @@ def test_every_golden_case_has_an_expectation_per_target():
 @pytest.mark.parametrize(
     ("case", "target", "operation", "api"),
     [
-        ("cuda_api", "cpu", "UNSUPPORTED", "torch.cuda.get_device_properties"),
-        ("cuda_api", "accelerator", "UNSUPPORTED", "torch.cuda.get_device_properties"),
+        ("cuda_api", "cpu", "UNSUPPORTED", "torch.cuda.make_graphed_callables"),
+        ("cuda_api", "accelerator", "UNSUPPORTED", "torch.cuda.make_graphed_callables"),
         ("aliases", "npu", "NOTE", "torch.backends.cudnn.benchmark"),
         ("aliases", "cpu", "NOTE", "torch.backends.cuda.matmul.allow_tf32"),
         ("distributed", "cpu", "NOTE", ""),

@@ -63,7 +63,7 @@ def train(rank, model, batch, loader, i):
     ones = torch.ones(2).cuda()
     x = torch.zeros(3, device="cuda")
     y = x.to("cuda:1")
-    on_gpu = x.is_cuda and batch.is_cuda
+    on_gpu = x.is_cuda and batch.is_cuda and device.type == "cuda"
     z = x.to(0)
     w = torch.zeros(2, device=0)
     model = DDP(model, device_ids=[rank], output_device=rank)
@@ -95,7 +95,7 @@ def train(rank, model, batch, loader, i):
     print("saved to cuda_best.pt on cuda")
     return device, fallback, names, on_gpu, batch, ones, y, z, w, other, scaler2, elapsed, peak, name, count, state
 '''
-UNSUPPORTED_ON_CPU = "import torch\n\nprops = torch.cuda.get_device_properties(0)\n"
+UNSUPPORTED_ON_CPU = "import torch\n\ngraphed = torch.cuda.make_graphed_callables(model, (x,))\n"
 UNKNOWN = "import torch\n\nweird = torch.cuda.not_a_real_api()\n"
 
 
@@ -604,7 +604,7 @@ def test_report_columns_and_summary_counts(cli, src: Path, tmp_path: Path) -> No
         assert len(row) == 6
         assert row[3] in ("INSERT", "MODIFY", "DELETE")
         assert row[5].startswith("TP") and int(row[1]) <= int(row[2])
-    assert ["pkg/sub/cpu_only.py", "3", "3", "torch.cuda.get_device_properties"] == unsupported[1][:4]
+    assert ["pkg/sub/cpu_only.py", "3", "3", "torch.cuda.make_graphed_callables"] == unsupported[1][:4]
     assert ["pkg/sub/cpu_only.py", "6", "6", "torch.cuda.not_a_real_api"] == unknown[1][:4]
 
     figures = summary(out)

@@ -113,8 +113,27 @@ def test_streams_become_the_targets_streams(runtime_on):
 
 def test_unsupported_names_the_api_and_the_target(runtime_on):
     runtime_on("cpu")
-    with pytest.raises(UnsupportedOnTarget, match=r"torch.cuda.get_device_properties is not supported on target cpu"):
-        torch.cuda.get_device_properties(0)
+    with pytest.raises(UnsupportedOnTarget, match=r"torch.cuda.make_graphed_callables is not supported on target cpu"):
+        torch.cuda.make_graphed_callables(torch.nn.Linear(2, 2), (torch.ones(2),))
+
+
+def test_every_query_has_an_answer_on_the_cpu(runtime_on):
+    runtime_on("cpu")
+    assert torch.cuda.is_bf16_supported() is True
+    assert torch.cuda.get_device_capability(0) == (0, 0)
+    properties = torch.cuda.get_device_properties(0)
+    assert properties.total_memory > 2**20 and properties.multi_processor_count >= 1
+    with torch.cuda.nvtx.range("step"):
+        torch.cuda.nvtx.range_push("forward")
+        torch.cuda.nvtx.range_pop()
+
+
+def test_legacy_tensor_types_are_the_cpu_classes_on_the_cpu(runtime_on):
+    runtime_on("cpu")
+    tensor_type = torch.cuda.FloatTensor
+    x = torch.zeros(3, dtype=torch.float64).type(tensor_type)
+    assert x.dtype == torch.float32 and isinstance(x, torch.cuda.FloatTensor)
+    assert tensor_type(2, 3).shape == (2, 3) and torch.cuda.LongTensor([1, 2]).dtype == torch.int64
 
 
 @pytest.mark.parametrize("target", ["cpu", "accelerator"])

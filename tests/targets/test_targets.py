@@ -19,7 +19,10 @@ def test_unknown_target_is_a_clear_error():
 
 
 def test_every_public_torch_cuda_name_is_covered():
-    assert len(APIS) == len(names(TORCH_SURFACE, "torch.cuda")) + len(names(TORCH_SURFACE, "torch.cuda.amp"))
+    modules = ("torch.cuda", "torch.cuda.amp")
+    nvtx = [api for api in APIS if api.startswith("torch.cuda.nvtx.")]
+    assert len(APIS) == sum(len(names(TORCH_SURFACE, m)) for m in modules) + len(nvtx)
+    assert "torch.cuda.nvtx.range_push" in nvtx
     assert "torch.cuda.synchronize" in APIS and "torch.cuda.amp.GradScaler" in APIS
 
 
@@ -52,7 +55,21 @@ def test_cpu_drops_what_has_no_meaning_and_keeps_values_where_results_are_used()
     assert (memory.kind, memory.value) == (Kind.NOOP, "0")
     seed = cpu.verdict("torch.cuda.manual_seed_all")
     assert (seed.kind, seed.replacement) == (Kind.ADAPTED, "torch.manual_seed")
-    assert cpu.verdict("torch.cuda.get_device_properties").kind is Kind.UNSUPPORTED
+    assert cpu.verdict("torch.cuda.make_graphed_callables").kind is Kind.UNSUPPORTED
+
+
+def test_every_query_has_an_answer_on_the_cpu():
+    cpu = targets.get("cpu")
+    for query in ("is_bf16_supported", "get_device_capability", "get_device_properties", "device_count"):
+        assert cpu.verdict(f"torch.cuda.{query}").kind is not Kind.UNSUPPORTED, query
+    properties = cpu.verdict("torch.cuda.get_device_properties").value
+    host = eval(properties, {m: __import__(m) for m in ("types", "platform", "os")})
+    assert host.total_memory > 2**20 and host.multi_processor_count >= 1 and (host.major, host.minor) == (0, 0)
+
+
+def test_legacy_tensor_types_are_the_cpu_classes_on_the_cpu():
+    verdict = targets.get("cpu").verdict("torch.cuda.HalfTensor")
+    assert (verdict.kind, verdict.replacement) == (Kind.SAME, "torch.HalfTensor")
 
 
 def test_device_agnostic_target_guards_device_calls_but_not_probes():

@@ -24,6 +24,7 @@ import types
 from torchport.runtime.callers import HONEST, SCRIPT
 from torchport.runtime.hosttime import HostEvent
 from torchport.runtime.proxies import class_proxy
+from torchport.targets.fallbacks import legacy_tensor_types
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
 
@@ -40,13 +41,26 @@ def install(session) -> None:
         if original is None or isinstance(original, types.ModuleType) or not callable(original):
             continue
         verdict, act, also = _action(session, api, name, original)
-        if isinstance(original, type):
+        if _is_legacy_type_renamed(verdict, original):
+            # `x.type(T)` and the legacy constructors accept only the real class, not a proxy:
+            # install it itself (its uses are not logged).
+            replacement = _resolve(verdict.replacement)
+        elif isinstance(original, type):
             replacement = class_proxy(original, _guarded_class(session, verdict, original, act), also, as_call=True)
         else:
             replacement = functools.wraps(original)(_guarded(session, verdict, original, act))
         session.book.replace(owner, name, replacement)
         submodules = [m for n, m in list(sys.modules.items()) if n.startswith(module_name + ".") and m]
         session.book.replace_everywhere(submodules, name, original, replacement)
+
+
+def _is_legacy_type_renamed(verdict, original) -> bool:
+    """`torch.cuda.FloatTensor -> torch.FloatTensor [same]` and the other legacy typed classes."""
+    return (
+        isinstance(original, type)
+        and verdict.kind is Kind.SAME
+        and verdict.api.rsplit(".", 1)[1] in legacy_tensor_types([original.__name__])
+    )
 
 
 def _guarded(session, verdict, original, act):

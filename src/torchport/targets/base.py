@@ -53,7 +53,7 @@ class Target:
         if name in self.surface:
             replacement = f"{self.device_module}.{name}"
             if self.guard and name not in self.unguarded:
-                value = fallbacks.RESULT_VALUES.get(name)
+                value = fallbacks.result_value(name)
                 return adapted(
                     api, replacement, f"only when {self.guard}", guard=self.guard, value=value
                 )

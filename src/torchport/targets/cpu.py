@@ -2,7 +2,10 @@
 
 from torchport.targets.base import Target
 from torchport.targets.surface import TORCH_SURFACE, names, version
-from torchport.targets.verdict import noop
+from torchport.targets.fallbacks import legacy_tensor_types
+from torchport.targets.verdict import noop, same
+
+CUDA_NAMES = names(TORCH_SURFACE, "torch.cuda")
 
 TARGET = Target(
     name="cpu",
@@ -22,5 +25,7 @@ TARGET = Target(
         "torch.cuda.synchronize": noop("torch.cuda.synchronize", "CPU work is synchronous"),
         "torch.cuda.set_device": noop("torch.cuda.set_device", "there is one CPU device"),
         "torch.cuda.current_device": noop("torch.cuda.current_device", "there is one CPU device", "0"),
+        # torch.cuda.FloatTensor is torch.FloatTensor's CUDA twin: as constructor, in x.type(T), in isinstance
+        **{f"torch.cuda.{n}": same(f"torch.cuda.{n}", f"torch.{n}") for n in legacy_tensor_types(CUDA_NAMES)},
     },
 )

@@ -35,6 +35,32 @@ RESULT_VALUES = {
     "utilization": "0",
 }
 
+# Capability queries, answered for a device that has no such notion. bfloat16: the CPU computes
+# it (natively with AVX512-BF16 or AMX, else emulated), which is what CUDA's default
+# `including_emulation=True` asks; compute capability (0, 0) sends code down its pre-Ampere path.
+HOST_PROPERTIES = (
+    "types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, "
+    'total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), '
+    "multi_processor_count=os.cpu_count())"
+)
+QUERY_VALUES = {
+    "is_bf16_supported": "True",
+    "is_tf32_supported": "False",
+    "get_device_capability": "(0, 0)",
+    "get_device_properties": HOST_PROPERTIES,
+}
+
+# Profiler annotations (`torch.cuda.nvtx`): nothing records them off CUDA, so they do nothing.
+NVTX = "torch.cuda.nvtx."
+NVTX_ACTIONS = ("range_push", "range_pop", "range_start", "range_end", "mark")
+NVTX_CONTEXTS = ("range",)
+
+
+def result_value(name: str) -> str | None:
+    """What a query stands for where the target cannot answer it (None: it is not a query)."""
+    return RESULT_VALUES.get(name, QUERY_VALUES.get(name))
+
+
 ACTIONS = {
     "empty_cache",
     "reset_peak_memory_stats",
@@ -54,6 +80,11 @@ DEVICE_CONTEXTS = {"device", "device_of"}
 
 
 def verdict(api: str, name: str) -> Verdict | None:
+    if api.startswith(NVTX):
+        return _nvtx_verdict(api, name)
+    if name in QUERY_VALUES:
+        note = "the host's answer: " + ("its properties" if name == "get_device_properties" else QUERY_VALUES[name])
+        return noop(api, note, QUERY_VALUES[name])
     if name in SEEDING:
         return adapted(api, SEEDING[name], "torch's global generator: seeds the CPU and every device")
     if name in RESULT_VALUES:
@@ -65,3 +96,16 @@ def verdict(api: str, name: str) -> Verdict | None:
     if name == "get_device_name":
         return adapted(api, "platform.processor", "the host processor's name", drop_args=True)
     return None
+
+
+def _nvtx_verdict(api: str, name: str) -> Verdict | None:
+    if name in NVTX_CONTEXTS:
+        return adapted(api, "contextlib.nullcontext", "profiler annotations are only recorded on CUDA", drop_args=True)
+    if name in NVTX_ACTIONS:
+        return noop(api, "profiler annotations are only recorded on CUDA")
+    return None
+
+
+def legacy_tensor_types(cuda_names) -> list[str]:
+    """`FloatTensor`, `HalfStorage`, ...: the legacy typed classes among `torch.cuda`'s names."""
+    return sorted(n for n in cuda_names if n.endswith(("Tensor", "Storage")) and n[0].isupper())

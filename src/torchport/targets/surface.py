@@ -25,7 +25,11 @@ def version(filename: str) -> str:
 
 
 def cuda_apis() -> list[str]:
-    """Every public `torch.cuda` and `torch.cuda.amp` API, qualified, from torch's own `__all__`."""
+    """Every public `torch.cuda` and `torch.cuda.amp` API, qualified, from torch's own `__all__`,
+    and the `torch.cuda.nvtx` annotations."""
+    from torchport.targets import fallbacks
+
     apis = [f"torch.cuda.{n}" for n in sorted(names(TORCH_SURFACE, "torch.cuda"))]
     apis += [f"torch.cuda.amp.{n}" for n in sorted(names(TORCH_SURFACE, "torch.cuda.amp"))]
+    apis += [f"{fallbacks.NVTX}{n}" for n in (*fallbacks.NVTX_ACTIONS, *fallbacks.NVTX_CONTEXTS)]
     return apis

@@ -8,3 +8,4 @@ n = torch.cuda.device_count()
 peak = torch.cuda.max_memory_allocated() / 2**20
 name = torch.cuda.get_device_name(0)
 props = torch.cuda.get_device_properties(0)
+graphed = torch.cuda.make_graphed_callables(model, (x,))

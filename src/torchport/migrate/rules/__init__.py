@@ -3,6 +3,7 @@
 from torchport.migrate.rules.amp import AmpRule
 from torchport.migrate.rules.cuda_api import CudaApiRule
 from torchport.migrate.rules.cuda_method import CudaMethodRule
+from torchport.migrate.rules.device_comparisons import DeviceComparisonRule
 from torchport.migrate.rules.device_ints import DeviceIndexRule
 from torchport.migrate.rules.device_literals import DeviceLiteralRule
 from torchport.migrate.rules.distributed import DdpDeviceIdsRule, DistributedBackendRule
@@ -13,6 +14,7 @@ from torchport.migrate.rules.is_cuda import IsCudaRule
 
 RULES = [
     DeviceLiteralRule,
+    DeviceComparisonRule,
     DeviceIndexRule,
     CudaMethodRule,
     CudaApiRule,

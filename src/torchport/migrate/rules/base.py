@@ -11,6 +11,7 @@ walk, for the nodes that have findings only.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Union
@@ -22,6 +23,9 @@ from torchport.migrate.findings import Finding, Operation
 from torchport.migrate.lines import node_lines
 from torchport.migrate.names import ImportTable
 from torchport.targets import Target
+
+_DOTTED_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # `platform.processor`
+_STRING = re.compile(r"[A-Za-z]*(\"[^\"]*\"|'[^']*')")  # (what an f-string refers to is the script's own)
 
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
 Fix = Callable[[cst.CSTNode], Replacement]
@@ -62,10 +66,9 @@ class FileContext:
         """Record the imports and preamble that a piece of generated code relies on."""
         if self.target.preamble and self.target.device_type_expr and self.target.device_type_expr in source:
             self.needs_preamble = True
-        for token in source.replace("(", " ").replace(")", " ").split():
-            root = token.split(".")[0]
-            if "." in token and root.isidentifier():
-                self.needed_imports.add(token.rsplit(".", 1)[0] if root != "torch" else "torch")
+        for dotted in _DOTTED_NAME.findall(_STRING.sub('""', source)):
+            root = dotted.split(".")[0]
+            self.needed_imports.add(dotted.rsplit(".", 1)[0] if root != "torch" else "torch")
 
     def metadata(self, provider, node: cst.CSTNode, default=None):
         """LibCST metadata for `node`, computed (for the whole module) on first need."""
@@ -114,6 +117,8 @@ class Rule:
             inner = inner.value
         if not isinstance(inner, cst.Name):  # `f().x` names an attribute of a result, not an API
             return None
+        if self.is_bound_here(node):
+            return None
         imports = self.context.imports
         if imports is not None and inner.value in imports.ambiguous:
             dotted = source_of(node)
@@ -148,6 +153,19 @@ class Rule:
         if isinstance(parent, (cst.AsName, cst.Param, cst.FunctionDef, cst.ClassDef)):
             return parent.name is not node
         return not isinstance(parent, (cst.NameItem, cst.ImportAlias))
+
+    def is_bound_here(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is a name being (re)bound or deleted, not read: the target of an
+        assignment, `for`, `with ... as`, `del` or comprehension (`GradScaler = None` in an
+        `except ImportError:` is the script's own fallback, not a use of torch's class)."""
+        child, parent = node, self.parent(node)
+        while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            child, parent = parent, self.parent(parent)
+        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.Del, cst.For, cst.CompFor)):
+            return parent.target is child
+        if isinstance(parent, cst.AsName):
+            return parent.name is child
+        return isinstance(parent, cst.NamedExpr) and parent.target is child
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.context.parents.get(node)
@@ -286,6 +304,32 @@ class ApplyFixes(cst.CSTTransformer):
             return cst.RemoveFromParent()
         return updated_node
 
+    def leave_IfExp(self, original_node, updated_node):  # noqa: N802 (libcst API)
+        """`'cpu' if c else 'cpu'`, made by rewriting one branch into the other, is `'cpu'`."""
+        if not isinstance(updated_node, cst.IfExp) or _same_value(original_node.body, original_node.orelse):
+            return updated_node
+        if not _same_value(updated_node.body, updated_node.orelse):
+            return updated_node
+        kept = updated_node.body
+        if updated_node.lpar and not kept.lpar:
+            kept = kept.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        return kept
+
+    def leave_BooleanOperation(self, original_node, updated_node):  # noqa: N802 (libcst API)
+        """`c and True`, where a query became its constant answer, is `c` (and `c or False` too)."""
+        if not isinstance(updated_node, cst.BooleanOperation):
+            return updated_node
+        neutral = "True" if isinstance(updated_node.operator, cst.And) else "False"
+        for constant, kept, before in (
+            (updated_node.right, updated_node.left, original_node.right),
+            (updated_node.left, updated_node.right, original_node.left),
+        ):
+            if _is_name(constant, neutral) and not _is_name(before, neutral):
+                if updated_node.lpar and not kept.lpar:
+                    kept = kept.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+                return kept
+        return updated_node
+
     def leave_IndentedBlock(self, original_node, updated_node):  # noqa: N802 (libcst API)
         if not updated_node.body:
             return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
@@ -298,6 +342,17 @@ _EMPTY_MODULE = cst.Module([])
 def source_of(node: cst.CSTNode) -> str:
     """The source text of one node, as LibCST would print it."""
     return _EMPTY_MODULE.code_for_node(node)
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _same_value(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """Whether two expressions are the same text, or string literals with the same value."""
+    if isinstance(a, cst.SimpleString) and isinstance(b, cst.SimpleString):
+        return a.prefix == b.prefix and a.evaluated_value == b.evaluated_value
+    return a.deep_equals(b)
 
 
 def _only_pass(block: cst.BaseSuite) -> bool:

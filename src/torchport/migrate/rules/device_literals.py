@@ -7,10 +7,15 @@ import re
 import libcst as cst
 
 from torchport.migrate.rules.base import Rule, parse_expression
+from torchport.migrate.rules.device_comparisons import device_comparison
 from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, string_value
 
 # "cuda:%d" % i, "cuda:{}".format(i): a prefix filled in at run time.
 FORMAT_PREFIX = re.compile(r"cuda:(%[dis]|\{\w*\})")
+
+
+ATTRIBUTE_FUNCTIONS = {"getattr", "hasattr", "setattr", "delattr"}  # their second argument names an attribute
+KEY_METHODS = {"get", "pop", "setdefault"}  # their first argument is a key
 
 
 def _escape_braces(text: str) -> str:
@@ -22,7 +27,9 @@ class DeviceLiteralRule(Rule):
     `"cuda:{}".format(i)` and `"cuda:" + str(i)`.
 
     Only whole device values are touched: a string that merely mentions CUDA (a log message, a
-    file name such as `cuda_best.pt`), a docstring or a comment is left alone.
+    file name such as `cuda_best.pt`), a docstring or a comment is left alone, and so is a
+    `"cuda"` that names a key or an attribute (`{'cuda': ...}`, `args['cuda']`,
+    `getattr(args, 'cuda')`). Comparisons with `"cuda"` have a rule of their own (TP013).
     """
 
     code = "TP001"
@@ -31,7 +38,7 @@ class DeviceLiteralRule(Rule):
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
         parent = self.parent(node)
-        if isinstance(parent, cst.Expr):  # a docstring or a bare string statement
+        if isinstance(parent, cst.Expr) or self._names_a_key(node, parent):  # (a docstring, a bare string)
             return
         is_device, index = cuda_literal_index(node)
         if is_device and self.target.device_type is None and self._is_map_location(parent):
@@ -55,6 +62,27 @@ class DeviceLiteralRule(Rule):
                 call = self.parent(parent)
                 if isinstance(call, cst.Call):
                     self._rewrite_prefix(node, call, value)
+
+    def _names_a_key(self, node: cst.SimpleString, parent: cst.CSTNode | None) -> bool:
+        """Whether `node` is a dict key, a subscript, a key passed to `.get/.pop/.setdefault`,
+        an attribute name passed to `getattr` and its kin, or an operand of a TP013 comparison."""
+        if isinstance(parent, cst.DictElement):
+            return parent.key is node
+        if isinstance(parent, cst.Index):
+            return True
+        if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
+            comparison = parent if isinstance(parent, cst.Comparison) else self.parent(parent)
+            return device_comparison(comparison) is not None
+        if not isinstance(parent, cst.Arg) or parent.keyword is not None:
+            return False
+        call = self.parent(parent)
+        if not isinstance(call, cst.Call):
+            return False
+        position = next(i for i, arg in enumerate(call.args) if arg is parent)
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in ATTRIBUTE_FUNCTIONS:
+            return position == 1
+        return isinstance(func, cst.Attribute) and func.attr.value in KEY_METHODS and position == 0
 
     def _drop_device_index_argument(self, parent: cst.CSTNode | None) -> None:
         """`torch.device("cuda", i)` on a target without device indices: `torch.device("cpu")`."""

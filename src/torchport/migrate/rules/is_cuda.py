@@ -8,9 +8,10 @@ from torchport.migrate.rules.base import Rule, parse_expression
 
 
 class IsCudaRule(Rule):
-    """`x.is_cuda` asks "is this on the accelerator?": on a fixed target that is `x.is_npu`,
-    `x.is_xpu`, `x.is_mps` or `x.is_cpu`; on the device-agnostic target it is
-    `x.device.type == DEVICE_TYPE`."""
+    """`x.is_cuda` asks "is this on the accelerator?" and keeps its answer (as TP013 does for
+    comparisons with `"cuda"`): `x.is_npu`, `x.is_xpu` or `x.is_mps` on a device target; left as
+    it is on the CPU target, where it is false, as it should be; on the device-agnostic target
+    `x.device.type == DEVICE_TYPE != "cpu"`."""
 
     code = "TP012"
     title = "is_cuda checks"
@@ -19,6 +20,8 @@ class IsCudaRule(Rule):
         if node.attr.value != "is_cuda" or self.qualified_name(node) is not None:
             return
         target = self.target
+        if target.device_type == "cpu" or self.is_bound_here(node):
+            return
         if target.device_type is not None:
             attribute = f"is_{target.device_type}"
             self.change(
@@ -27,11 +30,16 @@ class IsCudaRule(Rule):
                 f"replace .is_cuda with .{attribute}",
             )
             return
-        comparison = f"(x.device.type == {target.device_type_expr})"
+        comparison = f'x.device.type == {target.device_type_expr} != "cpu"'
+        parenthesized = isinstance(self.parent(node), (cst.Attribute, cst.Comparison, cst.ComparisonTarget,
+                                                       cst.BinaryOperation, cst.UnaryOperation, cst.Subscript))
 
         def fix(updated: cst.Attribute) -> cst.BaseExpression:
             expression = parse_expression(comparison)
             device = cst.Attribute(value=cst.Attribute(value=updated.value, attr=cst.Name("device")), attr=cst.Name("type"))
-            return expression.with_changes(left=device)
+            expression = expression.with_changes(left=device)
+            if parenthesized:
+                expression = expression.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return expression
 
-        self.change(node, fix, f"replace .is_cuda with .device.type == {target.device_type_expr}", needs=target.device_type_expr)
+        self.change(node, fix, f"replace .is_cuda with {comparison.replace('x.', '.', 1)}", needs=target.device_type_expr)

@@ -1,4 +1,7 @@
 import torch
+import os
+import platform
+import types
 DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 
 torch.manual_seed(0)
@@ -8,4 +11,5 @@ if torch.accelerator.is_available():
 n = torch.accelerator.device_count()
 peak = (torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() else 0) / 2**20
 name = DEVICE_TYPE
-props = torch.cuda.get_device_properties(0)
+props = types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), multi_processor_count=os.cpu_count())
+graphed = torch.cuda.make_graphed_callables(model, (x,))

@@ -8,3 +8,4 @@ n = torch.xpu.device_count()
 peak = torch.xpu.max_memory_allocated() / 2**20
 name = torch.xpu.get_device_name(0)
 props = torch.xpu.get_device_properties(0)
+graphed = torch.xpu.make_graphed_callables(model, (x,))

@@ -9,6 +9,6 @@ z = x.to(f"{DEVICE_TYPE}:%d" % rank)
 w = x.to(f"{DEVICE_TYPE}:" + str(rank))
 v = x.to(f"{DEVICE_TYPE}:{{}}".format(rank))
 idx = torch.device(DEVICE_TYPE, rank)
-same = device.type == DEVICE_TYPE
+same = device.type == DEVICE_TYPE != "cpu"
 print("training on cuda")  # a log message: left alone
 path = "checkpoints/cuda_best.pt"

@@ -8,6 +8,6 @@ z = x.to("cpu")
 w = x.to("cpu")
 v = x.to("cpu")
 idx = torch.device("cpu")
-same = device.type == "cpu"
+same = device.type == "cuda"
 print("training on cuda")  # a log message: left alone
 path = "checkpoints/cuda_best.pt"

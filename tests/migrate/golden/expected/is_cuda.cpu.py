@@ -2,9 +2,9 @@ import torch
 
 
 def to_device(batch):
-    if not batch.is_cpu:
+    if not batch.is_cuda:
         batch = batch.cpu()
     return batch
 
 
-on_gpu = [t.is_cpu for t in tensors]
+on_gpu = [t.is_cuda for t in tensors]

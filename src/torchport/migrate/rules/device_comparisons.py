@@ -1,0 +1,100 @@
+"""TP013: comparisons and membership tests against `"cuda"`."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchport.migrate.rules.base import Rule, parse_expression
+from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, quoted
+
+EQUALITY = (cst.Equal, cst.NotEqual)
+MEMBERSHIP = (cst.In, cst.NotIn)
+
+
+def device_comparison(node: cst.Comparison) -> tuple[cst.SimpleString, cst.BaseExpression, cst.BaseCompOp] | None:
+    """(the "cuda" literal, the other operand, the operator) of `x == "cuda"`, `"cuda" != x`,
+    `"cuda" in x` or `"cuda" not in x`; None for anything else, chains included."""
+    if len(node.comparisons) != 1:
+        return None
+    left, (target,) = node.left, node.comparisons
+    operator, right = target.operator, target.comparator
+    if isinstance(operator, EQUALITY):
+        if cuda_literal_index(right)[0]:
+            return right, left, operator
+        if cuda_literal_index(left)[0]:
+            return left, right, operator
+    elif isinstance(operator, MEMBERSHIP) and cuda_literal_index(left)[0]:
+        return left, right, operator
+    return None
+
+
+class DeviceComparisonRule(Rule):
+    """A comparison with `"cuda"` asks "are we on the accelerator?", and keeps its answer: true on
+    the target's device, false on the CPU.
+
+    `device_type == 'cuda'`, `"cuda" in str(device)` and their negations guard GPU-only work
+    (pinned memory, fused optimizers, autocast). On a device target the literal names that
+    device (`== 'npu'`); on the CPU target the test is left as it is, false as it should be,
+    so that a script with its own CPU path takes it; on the device-agnostic target it holds
+    only where `DEVICE_TYPE` is an accelerator: `device_type == DEVICE_TYPE != "cpu"`.
+    """
+
+    code = "TP013"
+    title = "comparisons with \"cuda\""
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:  # noqa: N802
+        found = device_comparison(node)
+        if found is None or self.target.device_type == "cpu":
+            return
+        literal, other, operator = found
+        target = self.target
+        if target.device_type is not None:
+            index = cuda_literal_index(literal)[1]
+            new = device_expression(target, index, like=literal)
+            self.change(literal, lambda _: parse_expression(new), f'compare with {new} instead of "cuda"')
+            return
+        if cuda_literal_index(literal)[1] is not None:
+            return  # "cuda:1" against a device string: rare; TP001 spells the device
+        device, cpu = target.device_type_expr, quoted(literal, "cpu").value
+        if isinstance(operator, cst.Equal):
+            template = f"_ == {device} != {cpu}"
+        elif isinstance(operator, cst.NotEqual):
+            template = f"_ != {device} or {device} == {cpu}"
+        elif isinstance(operator, cst.In):
+            template = f"{device} != {cpu} and {device} in _"
+        else:
+            template = f"{device} == {cpu} or {device} not in _"
+        if not isinstance(operator, cst.Equal) and not self._stands_alone(node):
+            template = f"({template})"
+
+        def fix(updated: cst.Comparison) -> cst.BaseExpression:
+            operand = updated.left if other is node.left else updated.comparisons[0].comparator
+            new = parse_expression(template).visit(_Substitute(operand))
+            return new.with_changes(lpar=[*updated.lpar, *new.lpar], rpar=[*new.rpar, *updated.rpar])
+
+        self.change(
+            node, fix, f'compare with {device}, which is "cpu" when no accelerator is present', needs=device
+        )
+
+
+    def _stands_alone(self, node: cst.Comparison) -> bool:
+        """Whether `node` can become an `and`/`or` expression without parentheses."""
+        if node.lpar:
+            return True
+        parent = self.parent(node)
+        if isinstance(parent, (cst.If, cst.While, cst.Assert)):
+            return parent.test is node
+        if isinstance(parent, cst.IfExp):
+            return parent.test is node
+        return isinstance(parent, (cst.Assign, cst.AnnAssign, cst.Return, cst.Arg))
+
+
+class _Substitute(cst.CSTTransformer):
+    """Put `operand` where the template says `_`."""
+
+    def __init__(self, operand: cst.BaseExpression) -> None:
+        super().__init__()
+        self.operand = operand
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:  # noqa: N802
+        return self.operand if original_node.value == "_" else updated_node

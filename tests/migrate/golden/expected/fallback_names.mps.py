@@ -1,0 +1,16 @@
+import torch
+import contextlib
+
+try:
+    from torch.cuda.amp import GradScaler
+except ImportError:
+    GradScaler = None
+cuda = torch.backends.mps.is_available()
+Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+x = torch.zeros(3).type(Tensor)
+if isinstance(x, torch.cuda.FloatTensor):
+    y = Tensor(2, 3).fill_(1.0)
+dtype = 'bfloat16' if torch.backends.mps.is_available() else 'float16'
+major, minor = (0, 0)
+with contextlib.nullcontext():
+    y = x * 2

@@ -1,0 +1,17 @@
+import torch
+import torch_npu
+import contextlib
+
+try:
+    from torch.cuda.amp import GradScaler
+except ImportError:
+    GradScaler = None
+cuda = torch.npu.is_available()
+Tensor = torch.npu.FloatTensor if cuda else torch.FloatTensor
+x = torch.zeros(3).type(Tensor)
+if isinstance(x, torch.npu.FloatTensor):
+    y = Tensor(2, 3).fill_(1.0)
+dtype = 'bfloat16' if torch.npu.is_available() and torch.npu.is_bf16_supported() else 'float16'
+major, minor = torch.npu.get_device_capability()
+with contextlib.nullcontext():
+    y = x * 2
