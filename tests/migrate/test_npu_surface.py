@@ -13,9 +13,10 @@ from torchport.targets.verdict import Kind
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "examples").glob("*.py")) + sorted((Path(__file__).parent / "golden").glob("*.py"))
-DOTTED = re.compile(r"\b(torch\.(?:npu|xpu|mps|cpu|accelerator|amp)|torch_npu)\.(\w+)")
+DOTTED = re.compile(r"\b(torch\.(?:npu\.amp|npu|xpu|mps|cpu|accelerator|amp)|torch_npu)\.(\w+)")
 SURFACES = {
-    "torch.npu": names(NPU_SURFACE, "torch.npu"),
+    "torch.npu": names(NPU_SURFACE, "torch.npu") | {"amp"},  # torch.npu.amp: a submodule, below
+    "torch.npu.amp": names(NPU_SURFACE, "torch.npu.amp"),
     "torch_npu": names(NPU_SURFACE, "torch_npu"),
     **{m: names(TORCH_SURFACE, m) for m in ("torch.xpu", "torch.mps", "torch.cpu", "torch.accelerator", "torch.amp")},
 }

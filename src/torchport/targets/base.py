@@ -35,6 +35,7 @@ class Target:
     guard: str | None = None  # run device-module calls only when this is true (no accelerator)
     unguarded: frozenset[str] = frozenset()  # device-module names that are safe without the guard
     surface_version: str = ""
+    amp_surface: frozenset[str] = frozenset()  # names of the target's own `<device_module>.amp`, if any
     overrides: dict[str, Verdict] = field(default_factory=dict)
 
     @property
@@ -45,6 +46,8 @@ class Target:
         """What `api` (a qualified `torch.cuda...` name) becomes on this target."""
         if api in self.overrides:
             return self.overrides[api]
+        if api == AMP_PREFIX[:-1] and self.amp_surface:
+            return same(api, f"{self.device_module}.amp")
         if api.startswith(AMP_PREFIX):
             return self._amp_verdict(api)
         name = api.rsplit(".", 1)[1]
@@ -65,6 +68,8 @@ class Target:
 
     def _amp_verdict(self, api: str) -> Verdict:
         name = api[len(AMP_PREFIX):]
+        if name in self.amp_surface:
+            return same(api, f"{self.device_module}.amp.{name}", "the target's own AMP, with CUDA's signature")
         if name in ("autocast", "GradScaler", "custom_fwd", "custom_bwd"):
             note = f"device type {self.device_source}"
             if name == "autocast" and self.float16_autocast:

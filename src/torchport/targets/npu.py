@@ -8,6 +8,8 @@ TARGET = Target(
     summary="Huawei Ascend NPU (torch_npu): torch.npu, hccl, ASCEND_RT_VISIBLE_DEVICES",
     device_module="torch.npu",
     surface=names(NPU_SURFACE, "torch.npu"),
+    # torch_npu's GradScaler also reads the overflow flag of chips that compute no inf/nan.
+    amp_surface=names(NPU_SURFACE, "torch.npu.amp"),
     surface_version=f"torch-npu {version(NPU_SURFACE)}",
     device_type="npu",
     tensor_method="npu",

@@ -5,8 +5,14 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.migrate.findings import Operation
-from torchport.migrate.rules.base import ApiReferenceRule, call_argument, parse_expression, with_arguments
-from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression
+from torchport.migrate.rules.base import (
+    ApiReferenceRule,
+    call_argument,
+    parse_expression,
+    with_arguments,
+)
+from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, string_value
+from torchport.targets.surface import TORCH_SURFACE, load
 
 CUDA_AMP = "torch.cuda.amp."
 DEVICE_FIRST = {"autocast", "GradScaler"}  # take the device type as their first argument
@@ -14,64 +20,114 @@ DEVICE_KEYWORD = {"custom_fwd", "custom_bwd"}  # take it as `device_type=`
 AUTOCASTS = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"}
 
 
+def cuda_amp_parameters(name: str) -> list[str]:
+    """The parameters of `torch.cuda.amp.<name>`, in order (from the generated surface)."""
+    return load(TORCH_SURFACE)["modules"]["torch.cuda.amp"].get(name, {}).get("params", [])
+
+
+def by_keyword(call: cst.Call, parameters: list[str]) -> cst.Call:
+    """`call` with its positional arguments passed by the names they bind to in `parameters`
+    (`autocast(flag)` -> `autocast(enabled=flag)`), so that they survive a change of signature."""
+    if not any(arg.keyword is None and not arg.star for arg in call.args):
+        return call
+    args, position = [], 0
+    for arg in call.args:
+        if arg.keyword is None and not arg.star and position < len(parameters):
+            arg = arg.with_changes(
+                keyword=cst.Name(parameters[position]),
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            )
+            position += 1
+        args.append(arg)
+    return call.with_changes(args=args)
+
+
 class AmpRule(ApiReferenceRule):
-    """Move `torch.cuda.amp.autocast/GradScaler/custom_fwd/custom_bwd` to `torch.amp` with the
-    target's device type, and, where float16 autocast is not sensible (the CPU), use the target's
-    replacement dtype in any autocast on a CUDA device. Both are reported.
+    """Move `torch.cuda.amp.autocast/GradScaler/custom_fwd/custom_bwd` to the target's AMP: its
+    own `<device>.amp` where it has one (same signature), else `torch.amp` with the target's device
+    type. Arguments move by name, not by position (`autocast(flag)`: `flag` is `enabled`); a
+    reference that is stored or passed on (`amp_autocast = torch.cuda.amp.autocast`,
+    `getattr(torch.cuda.amp, "autocast")`) becomes one with the device bound
+    (`functools.partial(torch.amp.autocast, "cpu")`). Where float16 autocast is not sensible (the
+    CPU), autocast on a CUDA device uses the target's replacement dtype. All are reported.
     """
 
     code = "TP005"
-    prefix = CUDA_AMP
-    reads = (CUDA_AMP, *AUTOCASTS, "torch.float16", "torch.half")
+    prefix = CUDA_AMP[:-1]
+    reads = (prefix, *AUTOCASTS, "torch.float16", "torch.half")
     title = "automatic mixed precision"
 
     def visit_api(self, node: cst.BaseExpression, api: str) -> None:
+        if api == self.prefix and self._is_getattr_owner(node):
+            return  # `getattr(torch.cuda.amp, "autocast")`: visit_Call reads it as torch.cuda.amp.autocast
         name = api[len(CUDA_AMP) :]
         verdict = self.target.verdict(api)
         if verdict.replacement is None:
             self.report(node, Operation.UNSUPPORTED, verdict.note, api=api)
             return
-        device = device_expression(self.target, None)
         replacement = verdict.replacement
-        parent = self.parent(node)
-        is_call = isinstance(parent, cst.Call) and parent.func is node
-        if name in DEVICE_FIRST and is_call:
-
-            def fix(updated: cst.Call) -> cst.Call:
-                moved = updated.with_changes(func=parse_expression(replacement))
-                return with_arguments(moved, before=[cst.Arg(parse_expression(device))])
-
-            self.change(parent, fix, verdict.describe(), api=api, needs=f"{replacement} {device}")
-            if name == "autocast":
-                self._float16(parent)
-        elif name in DEVICE_KEYWORD:
-            keyword = cst.Arg(
-                parse_expression(device),
-                keyword=cst.Name("device_type"),
-                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-            )
-            if is_call:
-
-                def fix(updated: cst.Call) -> cst.Call:
-                    return with_arguments(updated.with_changes(func=parse_expression(replacement)), after=[keyword])
-
-                self.change(parent, fix, verdict.describe(), api=api, needs=f"{replacement} {device}")
-            else:  # a bare decorator: `@torch.cuda.amp.custom_fwd`
-                new = cst.Call(func=parse_expression(replacement), args=[keyword])
-                self.change(node, lambda _: new, verdict.describe(), api=api, needs=f"{replacement} {device}")
-        else:
+        if not replacement.startswith("torch.amp."):  # the target's own AMP: a rename
             self.change(node, lambda _: parse_expression(replacement), verdict.describe(), api=api, needs=replacement)
+            return
+        device = device_expression(self.target, None)
+        parent = self.parent(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            self._move_call(parent, name, replacement, device, verdict.describe(), api)
+        elif name in DEVICE_KEYWORD and isinstance(parent, cst.Decorator):  # `@torch.cuda.amp.custom_fwd`
+            new = cst.Call(func=parse_expression(replacement), args=[_device_keyword(device)])
+            self.change(node, lambda _: new, verdict.describe(), api=api, needs=f"{replacement} {device}")
+        elif not self._is_presence_test(node):
+            self._bind_device(node, name, replacement, device, verdict.describe(), api)
+
+    def _move_call(self, call: cst.Call, name: str, replacement: str, device: str, message: str, api: str) -> None:
+        parameters = cuda_amp_parameters(name)
+
+        def fix(updated: cst.Call) -> cst.Call:
+            moved = by_keyword(updated, parameters).with_changes(func=parse_expression(replacement))
+            if name in DEVICE_FIRST:
+                return with_arguments(moved, before=[cst.Arg(parse_expression(device))])
+            return with_arguments(moved, after=[_device_keyword(device)])
+
+        self.change(call, fix, message, api=api, needs=f"{replacement} {device}")
+        if name == "autocast":
+            self._float16(call)
+
+    def _bind_device(self, node: cst.CSTNode, name: str, replacement: str, device: str, message: str, api: str) -> None:
+        """A reference kept for later calls: the same callable with the device bound."""
+        if name in DEVICE_FIRST:
+            bound = f"functools.partial({replacement}, {device})"
+        else:
+            bound = f"functools.partial({replacement}, device_type={device})"
+        self.change(node, lambda _: parse_expression(bound), f"{message}; bound with functools.partial",
+                    api=api, needs=bound)
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
-        if self.qualified_name(node.func) not in AUTOCASTS:
-            return
-        device = call_argument(node, "device_type", position=0)
-        if device is not None and cuda_literal_index(device.value)[0]:
-            self._float16(node)
+        func = self.qualified_name(node.func)
+        if func in AUTOCASTS:
+            device = call_argument(node, "device_type", position=0)
+            if device is not None and cuda_literal_index(device.value)[0]:
+                self._float16(node)
+        elif _getattr_name(node) is not None and self.qualified_name(node.args[0].value) == self.prefix:
+            self.visit_api(node, CUDA_AMP + _getattr_name(node))
+
+    def _is_presence_test(self, node: cst.BaseExpression) -> bool:
+        """`GradScaler is not None`: whether an import worked, not a use of the class."""
+        parent = self.parent(node)
+        if isinstance(parent, cst.ComparisonTarget):
+            parent = self.parent(parent)
+        return isinstance(parent, cst.Comparison) and all(
+            isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons
+        )
+
+    def _is_getattr_owner(self, node: cst.BaseExpression) -> bool:
+        argument = self.parent(node)
+        call = self.parent(argument) if isinstance(argument, cst.Arg) else None
+        return isinstance(call, cst.Call) and call.args[0] is argument and _getattr_name(call) is not None
 
     def _float16(self, call: cst.Call) -> None:
+        """(`dtype` is the second positional argument of torch.cuda.amp.autocast and torch.autocast alike.)"""
         replacement = self.target.float16_autocast
-        dtype = call_argument(call, "dtype", position=None)
+        dtype = call_argument(call, "dtype", position=1)
         if replacement is None or dtype is None or self.qualified_name(dtype.value) not in ("torch.float16", "torch.half"):
             return
         self.change(
@@ -80,3 +136,18 @@ class AmpRule(ApiReferenceRule):
             f"autocast float16 -> {replacement} on {self.target.name}",
             needs=replacement,
         )
+
+
+def _getattr_name(call: cst.Call) -> str | None:
+    """"autocast" in `getattr(x, "autocast")`."""
+    if isinstance(call.func, cst.Name) and call.func.value == "getattr" and len(call.args) == 2:
+        return string_value(call.args[1].value)
+    return None
+
+
+def _device_keyword(device: str) -> cst.Arg:
+    return cst.Arg(
+        parse_expression(device),
+        keyword=cst.Name("device_type"),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )

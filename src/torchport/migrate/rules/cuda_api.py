@@ -11,7 +11,7 @@ from torchport.migrate.rules.base import ApiReferenceRule, Rule, parse_expressio
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
 
-AMP = "torch.cuda.amp."
+AMP = "torch.cuda.amp"
 
 
 @lru_cache(maxsize=None)

@@ -6,6 +6,6 @@ cudnn.benchmark = True
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.npu.synchronize()
 n = torch.npu.device_count()
-scaler = torch.amp.GradScaler("npu")
-with torch.amp.autocast("npu"):
+scaler = torch.npu.amp.GradScaler()
+with torch.npu.amp.autocast():
     pass

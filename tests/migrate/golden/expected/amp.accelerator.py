@@ -1,4 +1,5 @@
 import torch
+import functools
 DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 
 
@@ -18,3 +19,12 @@ with torch.amp.autocast(DEVICE_TYPE, dtype=torch.float16 if DEVICE_TYPE != "cpu"
 with torch.autocast(DEVICE_TYPE, dtype=torch.float16 if DEVICE_TYPE != "cpu" else torch.bfloat16):
     pass
 scaler2 = torch.amp.GradScaler(DEVICE_TYPE)
+use_amp = False
+amp_autocast = functools.partial(torch.amp.autocast, DEVICE_TYPE)
+autocast_fn = functools.partial(torch.amp.autocast, DEVICE_TYPE)
+with torch.amp.autocast(DEVICE_TYPE, enabled=use_amp):
+    pass
+with torch.amp.autocast(DEVICE_TYPE, enabled=True, dtype=torch.float16 if DEVICE_TYPE != "cpu" else torch.bfloat16):
+    pass
+with amp_autocast(), autocast_fn(enabled=use_amp):
+    pass

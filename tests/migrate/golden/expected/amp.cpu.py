@@ -1,4 +1,5 @@
 import torch
+import functools
 
 
 @torch.amp.custom_fwd(device_type="cpu")
@@ -17,3 +18,12 @@ with torch.amp.autocast("cpu", dtype=torch.bfloat16):
 with torch.autocast("cpu", dtype=torch.bfloat16):
     pass
 scaler2 = torch.amp.GradScaler("cpu")
+use_amp = False
+amp_autocast = functools.partial(torch.amp.autocast, "cpu")
+autocast_fn = functools.partial(torch.amp.autocast, "cpu")
+with torch.amp.autocast("cpu", enabled=use_amp):
+    pass
+with torch.amp.autocast("cpu", enabled=True, dtype=torch.bfloat16):
+    pass
+with amp_autocast(), autocast_fn(enabled=use_amp):
+    pass

@@ -1,4 +1,5 @@
 import torch
+import functools
 
 
 @torch.amp.custom_fwd(device_type="mps")
@@ -17,3 +18,12 @@ with torch.amp.autocast("mps", dtype=torch.float16):
 with torch.autocast("mps", dtype=torch.float16):
     pass
 scaler2 = torch.amp.GradScaler("mps")
+use_amp = False
+amp_autocast = functools.partial(torch.amp.autocast, "mps")
+autocast_fn = functools.partial(torch.amp.autocast, "mps")
+with torch.amp.autocast("mps", enabled=use_amp):
+    pass
+with torch.amp.autocast("mps", enabled=True, dtype=torch.float16):
+    pass
+with amp_autocast(), autocast_fn(enabled=use_amp):
+    pass

@@ -1,4 +1,5 @@
 import torch
+import functools
 
 
 @torch.amp.custom_fwd(device_type="xpu")
@@ -17,3 +18,12 @@ with torch.amp.autocast("xpu", dtype=torch.float16):
 with torch.autocast("xpu", dtype=torch.float16):
     pass
 scaler2 = torch.amp.GradScaler("xpu")
+use_amp = False
+amp_autocast = functools.partial(torch.amp.autocast, "xpu")
+autocast_fn = functools.partial(torch.amp.autocast, "xpu")
+with torch.amp.autocast("xpu", enabled=use_amp):
+    pass
+with torch.amp.autocast("xpu", enabled=True, dtype=torch.float16):
+    pass
+with amp_autocast(), autocast_fn(enabled=use_amp):
+    pass
