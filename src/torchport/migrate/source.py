@@ -17,9 +17,14 @@ from torchport.migrate.rules.base import ApplyFixes, FileContext, NameAnalysisEr
 from torchport.targets import Target
 
 # A file that never spells these has nothing to migrate: it is not even parsed.
+# Where a device index held in a name may come from (see device_indices.py): such a file is
+# migrated whole, since the index may be set in one definition and used in another.
+INDEX_SOURCES = rb"\bLOCAL_RANK\b|[\"']RANK[\"']|\bget_(?:node_)?(?:local_)?rank\(|\bspawn\(|--local[_-]rank|--gpu\b"
+MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
 MENTIONS_CUDA = re.compile(
     rb"\bcuda\b|\bis_cuda\b|\bnccl\b|\bNCCL\b|\bcudnn\b|CUDA_VISIBLE_DEVICES|device_ids"
-    rb"|\.to(?:_empty)?\(\s*\d|\bdevice\(\s*\d|\b(?:device|map_location|output_device|device_id)\s*=\s*\d"
+    rb"|\.to(?:_empty)?\(\s*\d|\bdevice\(\s*\d|\b(?:device|map_location|output_device|device_id)\s*=\s*\d|"
+    + INDEX_SOURCES
 )
 IMPORT_CODE = "TP000"
 
@@ -39,7 +44,7 @@ def migrate_source(source: bytes, target: Target, path: str = "<string>") -> Fil
     """Migrate Python `source` (bytes, any declared encoding) to `target`."""
     if not MENTIONS_CUDA.search(source):
         return FileResult(source)
-    elision = elide(source, MENTIONS_CUDA)
+    elision = None if MENTIONS_INDEX_SOURCE.search(source) else elide(source, MENTIONS_CUDA)
     if elision is not None:
         result = _migrate(elision.reduced, target, path)
         restored = elision.restore(result.source) if result.changed else source

@@ -29,12 +29,15 @@ TARGET = Target(
     ddp_device_ids=True,
     guard=GUARD,
     float16_autocast='torch.float16 if DEVICE_TYPE != "cpu" else torch.bfloat16',
-    unguarded=frozenset({"is_available", "device_count", "current_accelerator"}),
+    unguarded=frozenset({"is_available", "current_accelerator"}),
     host_timing=True,
     overrides=dict(
         [
             _renamed("current_device", "torch.accelerator.current_device_index", "same meaning",
                      guard=GUARD, value="0"),
+            _renamed("device_count", "torch.accelerator.device_count",
+                     "1 where there is none: the CPU stands in (a process count, a divisor)",
+                     guard=GUARD, value="1"),
             _renamed("set_device", "torch.accelerator.set_device_index", "same meaning", guard=GUARD),
             ("torch.cuda.get_device_name",
              noop("torch.cuda.get_device_name", "torch.accelerator has no model names: the device type",

@@ -19,6 +19,7 @@ from typing import Callable, ClassVar, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
 
+from torchport.migrate.device_indices import index_names
 from torchport.migrate.findings import Finding, Operation
 from torchport.migrate.lines import node_lines
 from torchport.migrate.names import ImportTable
@@ -61,6 +62,14 @@ class FileContext:
     wrapper: MetadataWrapper | None = None  # for a scope analysis, made on first need
     metadata_reader: _MetadataReader | None = None
     reported: list[tuple[cst.CSTNode, str, Operation, str, str]] = field(default_factory=list)
+    _index_names: frozenset[str] | None = None
+
+    @property
+    def device_index_names(self) -> frozenset[str]:
+        """Names that hold a CUDA device index (see device_indices.py), found on first need."""
+        if self._index_names is None:
+            self._index_names = index_names(self.module)
+        return self._index_names
 
     def need_expression(self, source: str) -> None:
         """Record the imports and preamble that a piece of generated code relies on."""

@@ -37,7 +37,8 @@ class CudaMethodRule(Rule):
                 if index is None
                 else indexed_device_expression(self.target, source_of(index.value))
             )
-            self.change(node, _moved_to(device), f"replace .cuda() with .to({device})", needs=device)
+            needs = indexed_device_expression(self.target, "0")  # (not the script's own names)
+            self.change(node, _moved_to(device), f"replace .cuda() with .to({device})", needs=needs)
 
 
 def _renamed(method: str, *, keep_args: bool):

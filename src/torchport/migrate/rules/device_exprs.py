@@ -51,8 +51,8 @@ def device_expression(target: Target, index: str | None, like: cst.SimpleString 
 
 def indexed_device_expression(target: Target, index_source: str) -> str:
     """Source for the target device with an index computed at run time."""
-    if target.device_type is None:
-        return f'f"{{{target.device_type_expr}}}:{{{index_source}}}"'
+    if target.device_type is None:  # (torch.device takes an index of None as well, as `.cuda(None)` does)
+        return f"torch.device({target.device_type_expr}, {index_source})"
     if not target.keeps_device_index:
         return f'"{target.device_type}"'
     return f'f"{target.device_type}:{{{index_source}}}"'

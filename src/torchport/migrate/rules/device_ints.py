@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, call_argument, parse_expression
-from torchport.migrate.rules.device_exprs import device_expression
+from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of
+from torchport.migrate.rules.device_exprs import device_expression, indexed_device_expression
 from torchport.targets.device_apis import DEVICE_KEYWORDS, DEVICE_LIST_KEYWORDS, TO_METHODS
 
 
 class DeviceIndexRule(Rule):
-    """Rewrite integer literals where torch reads them as a CUDA device index.
+    """Rewrite device indices where torch reads them as a CUDA device: integer literals, and
+    names whose value is known to be an index (`int(os.environ["LOCAL_RANK"])`, an `mp.spawn`
+    rank, `--local_rank`, and what is assigned from them: see device_indices.py).
 
-    `x.to(0)`, `torch.device(1)`, `device=0`, `map_location=0`, `output_device=0` and each
-    element of `device_ids=[0, 1]`. Integers anywhere else are numbers, not devices.
+    `x.to(0)`, `model.to(self.gpu_id)`, `torch.device(1)`, `device=0`, `map_location=rank`,
+    `output_device=0` and each element of `device_ids=[0, 1]`. Integers anywhere else are
+    numbers, and other names may hold a device, a dtype or a tensor: they are left alone.
     """
 
     code = "TP002"
@@ -36,13 +39,27 @@ class DeviceIndexRule(Rule):
             if arg.keyword.value in DEVICE_KEYWORDS:
                 # torch.load cannot map onto "cpu:0": where the device is not known, use its type
                 keep_index = not (arg.keyword.value == "map_location" and self.target.device_type is None)
-                self._rewrite_index(arg.value, keep_index)
+                # DDP reads an index held in a name as one on its module's device: it can stay
+                self._rewrite_index(arg.value, keep_index, names=arg.keyword.value != "output_device")
             elif arg.keyword.value in DEVICE_LIST_KEYWORDS and isinstance(arg.value, (cst.List, cst.Tuple)):
                 for element in arg.value.elements:
-                    self._rewrite_index(element.value)
+                    self._rewrite_index(element.value, names=False)
 
-    def _rewrite_index(self, value: cst.BaseExpression, keep_index: bool = True) -> None:
+    def _rewrite_index(self, value: cst.BaseExpression, keep_index: bool = True, names: bool = True) -> None:
         if not isinstance(value, cst.Integer):
+            if names:
+                self._rewrite_index_name(value, keep_index)
             return
         new = device_expression(self.target, value.value if keep_index else None)
         self.change(value, lambda _: parse_expression(new), f"replace device index {value.value} with {new}", needs=new)
+
+    def _rewrite_index_name(self, value: cst.BaseExpression, keep_index: bool) -> None:
+        if not isinstance(value, (cst.Name, cst.Attribute)):
+            return
+        name = source_of(value)
+        if name not in self.context.device_index_names:
+            return
+        target = self.target
+        new = indexed_device_expression(target, name) if keep_index else device_expression(target, None)
+        needs = indexed_device_expression(target, "0")  # (what the new code needs, not the script's names)
+        self.change(value, lambda _: parse_expression(new), f"{name} holds a device index: {new}", needs=needs)

@@ -6,7 +6,7 @@ cudnn.benchmark = True
 torch.backends.cuda.matmul.allow_tf32 = True
 if torch.accelerator.is_available():
     torch.accelerator.synchronize()
-n = torch.accelerator.device_count()
+n = (torch.accelerator.device_count() if torch.accelerator.is_available() else 1)
 scaler = torch.amp.GradScaler(DEVICE_TYPE)
 with torch.amp.autocast(DEVICE_TYPE):
     pass

@@ -8,7 +8,7 @@ torch.manual_seed(0)
 if torch.accelerator.is_available():
     torch.accelerator.synchronize()
     torch.accelerator.empty_cache()
-n = torch.accelerator.device_count()
+n = (torch.accelerator.device_count() if torch.accelerator.is_available() else 1)
 peak = (torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() else 0) / 2**20
 name = DEVICE_TYPE
 props = types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), multi_processor_count=os.cpu_count())

@@ -3,4 +3,4 @@ DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.
 
 model = torch.nn.Linear(2, 2).to(DEVICE_TYPE)
 x = torch.ones(2).to(DEVICE_TYPE, non_blocking=True)
-y = torch.ones(2).to(f"{DEVICE_TYPE}:{args.gpu}")
+y = torch.ones(2).to(torch.device(DEVICE_TYPE, args.gpu))

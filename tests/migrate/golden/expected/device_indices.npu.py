@@ -1,7 +1,28 @@
+import os
+
 import torch
 import torch_npu
+import torch.multiprocessing as mp
 
 x = torch.ones(2).to("npu:0")
 y = torch.zeros(2, device="npu:1")
 state = torch.load("ckpt.pt", map_location="npu:0")
 count = torch.ones(3).sum(0)
+
+
+class Trainer:
+    def __init__(self, model):
+        self.gpu_id = int(os.environ["LOCAL_RANK"])
+        self.model = model.to(f"npu:{self.gpu_id}")
+
+    def step(self, x, dtype):
+        x = x.to(f"npu:{self.gpu_id}", non_blocking=True)
+        return x.to(dtype)
+
+
+def worker(rank, world_size):
+    state = torch.load("ckpt.pt", map_location=f"npu:{rank}")
+    return torch.zeros(2, device=f"npu:{rank}")
+
+
+mp.spawn(worker, args=(2,), nprocs=torch.npu.device_count())
