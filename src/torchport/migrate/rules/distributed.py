@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of, without_arguments
-from torchport.migrate.rules.device_exprs import string_value
+from torchport.migrate.rules.device_exprs import quoted, string_value
 from torchport.targets.device_apis import CUDA_DIST_BACKEND
 
 DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
@@ -29,7 +29,10 @@ class DistributedBackendRule(Rule):
 
     def _replace(self, node: cst.CSTNode) -> None:
         backend = self.target.dist_backend
-        self.change(node, lambda _: parse_expression(backend), f"replace the nccl backend with {backend}", needs=backend)
+        new = parse_expression(backend)
+        if isinstance(new, cst.SimpleString) and isinstance(node, cst.SimpleString):
+            new = quoted(node, new.evaluated_value)  # 'nccl' -> 'gloo', in the file's own quotes
+        self.change(node, lambda _: new, f"replace the nccl backend with {backend}", needs=backend)
 
 
 class DdpDeviceIdsRule(Rule):
