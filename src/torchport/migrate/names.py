@@ -18,6 +18,11 @@ from dataclasses import dataclass, field
 AST_PARSE_ERRORS = (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError)
 
 
+# Modules whose aliases are followed (`CD = torch.cuda; CD.synchronize()`); an alias of a function
+# or class is a value the script keeps (`amp_autocast = torch.cuda.amp.autocast`), rewritten where it is made.
+FOLLOWED_MODULES = {"torch.cuda", "torch.cuda.amp", "torch.cuda.nvtx", "torch.backends.cudnn", "torch.distributed"}
+
+
 @dataclass(frozen=True)
 class ImportTable:
     bindings: dict[str, str]  # local name -> what it refers to ("tc" -> "torch.cuda")
@@ -34,6 +39,12 @@ class ImportTable:
         found = _Bindings()
         found.visit_scope(tree.body, nested=False)
         bindings, ambiguous = {}, {}
+        for name, dotted in found.aliases.items():
+            resolved = _resolve_alias(found.imports, dotted)
+            if resolved is None or len(dotted) > 1 or name in found.imports or name in found.nested_other:
+                found.module_other.add(name)
+            elif name not in found.module_other:
+                bindings[name] = resolved
         for name, targets in found.imports.items():
             torch = sorted(t for t in targets if t == "torch" or t.startswith("torch."))
             if not torch:
@@ -70,6 +81,7 @@ class _Bindings:
         self.nested_imports: set[str] = set()  # imported inside a function or class
         self.nested_other: set[str] = set()  # bound by other means inside one (or declared global)
         self.module_other: set[str] = set()  # bound by other means at module level
+        self.aliases: dict[str, list[str]] = {}  # `CD = torch.cuda` at module level: "CD" -> ["torch.cuda"]
 
     def visit_scope(self, nodes, nested: bool) -> None:
         stack = list(nodes)
@@ -85,6 +97,9 @@ class _Bindings:
                 self.visit_scope(inner, nested=True)
             elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
                 self.visit_scope(list(ast.iter_child_nodes(node)), nested=True)
+            elif not nested and _module_alias(node) is not None:
+                name, dotted = _module_alias(node)
+                self.aliases.setdefault(name, []).append(dotted)
             else:
                 for name in bound_names(node):
                     self._other(name, nested or isinstance(node, (ast.Global, ast.Nonlocal)))
@@ -123,3 +138,27 @@ def bound_names(node: ast.AST) -> list[str]:
     if isinstance(node, ast.MatchMapping) and node.rest:
         return [node.rest]
     return []
+
+
+def _module_alias(node: ast.AST) -> tuple[str, str] | None:
+    """("CD", "torch.cuda") for `CD = torch.cuda`: a name given to a dotted name."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+        return None
+    parts, value = [], node.value
+    while isinstance(value, ast.Attribute):
+        parts.append(value.attr)
+        value = value.value
+    if not parts or not isinstance(value, ast.Name):
+        return None
+    return node.targets[0].id, ".".join([value.id, *reversed(parts)])
+
+
+def _resolve_alias(imports: dict[str, set[str]], dotted: list[str]) -> str | None:
+    """What the one dotted name given to an alias refers to in torch, through the file's imports."""
+    root, _, rest = dotted[0].partition(".")
+    targets = imports.get(root, set())
+    if len(targets) != 1:
+        return None
+    (target,) = targets
+    resolved = f"{target}.{rest}" if rest else target
+    return resolved if resolved in FOLLOWED_MODULES else None

@@ -22,7 +22,7 @@ from torchport.targets import Target
 INDEX_SOURCES = rb"\bLOCAL_RANK\b|[\"']RANK[\"']|\bget_(?:node_)?(?:local_)?rank\(|\bspawn\(|--local[_-]rank|--gpu\b"
 MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
 MENTIONS_CUDA = re.compile(
-    rb"\bcuda\b|\bis_cuda\b|\bnccl\b|\bNCCL\b|\bcudnn\b|CUDA_VISIBLE_DEVICES|device_ids"
+    rb"\bcuda\b|\bis_cuda\b|\bnccl\b|is_nccl_available|\bNCCL\b|\bcudnn\b|CUDA_VISIBLE_DEVICES|device_ids"
     rb"|\.to(?:_empty)?\(\s*\d|\bdevice\(\s*\d|\b(?:device|map_location|output_device|device_id)\s*=\s*\d|"
     + INDEX_SOURCES
 )

@@ -11,3 +11,6 @@ n = cuda.device_count()
 scaler = amp.GradScaler()
 with amp.autocast():
     pass
+CD = torch.cuda
+CD.synchronize()
+free = CD.memory_allocated()

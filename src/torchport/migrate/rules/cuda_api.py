@@ -8,10 +8,13 @@ import libcst as cst
 
 from torchport.migrate.findings import Operation
 from torchport.migrate.rules.base import ApiReferenceRule, Rule, parse_expression
+from torchport.migrate.rules.device_exprs import device_expression, quoted, string_value
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
 
 AMP = "torch.cuda.amp"
+DEFAULT_TENSOR_TYPE = "torch.set_default_tensor_type"
+FLOAT_TENSOR = "torch.cuda.FloatTensor"
 
 
 @lru_cache(maxsize=None)
@@ -42,11 +45,41 @@ class CudaApiRule(ApiReferenceRule):
     code = "TP004"
     title = "torch.cuda APIs"
     prefix = "torch.cuda."
-    reads = (prefix,)
+    reads = (prefix, DEFAULT_TENSOR_TYPE)
+
+    def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
+        """`torch.set_default_tensor_type("torch.cuda.FloatTensor")`: the type named in a string."""
+        if not node.args or self.qualified_name(node.func) != DEFAULT_TENSOR_TYPE:
+            return
+        literal = node.args[0].value
+        api = string_value(literal)
+        if api is None:  # `torch.cuda.FloatTensor` itself: visit_api ports the name where it can
+            if self.qualified_name(literal) == FLOAT_TENSOR and not self.target.verdict(FLOAT_TENSOR).replacement:
+                self._default_device(node, FLOAT_TENSOR)
+            return
+        if api not in known_cuda_apis():
+            return
+        verdict = self.target.verdict(api)
+        if verdict.replacement:
+            new = quoted(literal, verdict.replacement)
+            self.change(literal, lambda _: new, verdict.describe(), api=api)
+        elif not self._default_device(node, api):
+            self.report(literal, Operation.UNSUPPORTED, verdict.note, api=api)
+
+    def _default_device(self, call: cst.Call, api: str) -> bool:
+        """Default float32 tensors on the device, where the target has no legacy typed classes."""
+        if api != FLOAT_TENSOR:
+            return False
+        device = device_expression(self.target, None)
+        new = f"torch.set_default_device({device})"
+        self.change(call, lambda _: parse_expression(new), f"{api} as the default: {new}", api=api, needs=new)
+        return True
 
     def visit_api(self, node: cst.BaseExpression, api: str) -> None:
         if api.startswith(AMP):
             return  # AmpRule
+        if self._is_default_tensor_type(node):
+            return  # visit_Call
         if api not in known_cuda_apis():
             self.report(node, Operation.UNKNOWN, f"{api} is not a public torch.cuda API; left as is", api=api)
             return
@@ -64,6 +97,16 @@ class CudaApiRule(ApiReferenceRule):
         else:
             replacement = verdict.replacement
             self.change(node, lambda _: parse_expression(replacement), verdict.describe(), api=api, needs=replacement)
+
+    def _is_default_tensor_type(self, node: cst.BaseExpression) -> bool:
+        """`torch.set_default_tensor_type(torch.cuda.FloatTensor)` where the target has no such class."""
+        if self.qualified_name(node) != FLOAT_TENSOR:
+            return False
+        argument = self.parent(node)
+        call = self.parent(argument) if isinstance(argument, cst.Arg) else None
+        if not (isinstance(call, cst.Call) and call.args and call.args[0] is argument):
+            return False
+        return self.target.verdict(FLOAT_TENSOR).replacement is None and self.qualified_name(call.func) == DEFAULT_TENSOR_TYPE
 
     def _drop(self, node: cst.BaseExpression, call: cst.Call | None, verdict: Verdict) -> None:
         if call is None:

@@ -11,13 +11,29 @@ from torchport.targets.device_apis import CUDA_DIST_BACKEND
 DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 
 
+NCCL_PROBE = "torch.distributed.is_nccl_available"
+
+
 class DistributedBackendRule(Rule):
     """Replace the NCCL backend (`"nccl"` anywhere it is a whole string, `dist.Backend.NCCL`)
     with the target's collective library: hccl, xccl, gloo, or the device's default backend."""
 
     code = "TP006"
-    reads = ("torch.distributed.Backend.NCCL",)
+    reads = ("torch.distributed.Backend.NCCL", NCCL_PROBE)
     title = "nccl backend"
+
+    def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
+        """`dist.is_nccl_available()` asks whether the collective library is there: the target's."""
+        if self.qualified_name(node.func) != NCCL_PROBE:
+            return
+        backend = self.target.dist_backend
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            probe = func.with_changes(attr=cst.Name("is_backend_available"))
+        else:
+            probe = parse_expression("torch.distributed.is_backend_available")
+        new = cst.Call(func=probe, args=[cst.Arg(parse_expression(backend))])
+        self.change(node, lambda _: new, f"ask for the {self.target.name} backend instead of nccl", needs=backend)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
         if string_value(node) == CUDA_DIST_BACKEND and not isinstance(self.parent(node), cst.Expr):

@@ -7,3 +7,5 @@ n = torch.cpu.device_count()
 scaler = torch.amp.GradScaler("cpu")
 with torch.amp.autocast("cpu"):
     pass
+CD = torch.cuda
+free = 0

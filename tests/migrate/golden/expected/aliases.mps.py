@@ -8,3 +8,6 @@ n = torch.mps.device_count()
 scaler = torch.amp.GradScaler("mps")
 with torch.amp.autocast("mps"):
     pass
+CD = torch.cuda
+torch.mps.synchronize()
+free = torch.mps.current_allocated_memory()

@@ -9,3 +9,6 @@ n = torch.npu.device_count()
 scaler = torch.npu.amp.GradScaler()
 with torch.npu.amp.autocast():
     pass
+CD = torch.cuda
+torch.npu.synchronize()
+free = torch.npu.memory_allocated()

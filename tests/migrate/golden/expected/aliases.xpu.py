@@ -8,3 +8,6 @@ n = torch.xpu.device_count()
 scaler = torch.amp.GradScaler("xpu")
 with torch.amp.autocast("xpu"):
     pass
+CD = torch.cuda
+torch.xpu.synchronize()
+free = torch.xpu.memory_allocated()

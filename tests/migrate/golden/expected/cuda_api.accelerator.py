@@ -13,3 +13,6 @@ peak = (torch.accelerator.max_memory_allocated() if torch.accelerator.is_availab
 name = DEVICE_TYPE
 props = types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), multi_processor_count=os.cpu_count())
 graphed = torch.cuda.make_graphed_callables(model, (x,))
+torch.set_default_device(DEVICE_TYPE)
+torch.set_default_tensor_type(torch.cuda.HalfTensor)
+torch.set_default_device(DEVICE_TYPE)

@@ -13,3 +13,4 @@ if torch.accelerator.is_available():
     torch.accelerator.set_device_index(local_rank)
 model = DDP(torch.nn.Linear(2, 2), device_ids=[local_rank] if torch.accelerator.is_available() else None, output_device=local_rank if torch.accelerator.is_available() else None)
 dist.init_process_group(torch.distributed.get_default_backend_for_device(DEVICE_TYPE), init_method='env://')
+ok = dist.is_backend_available(torch.distributed.get_default_backend_for_device(DEVICE_TYPE))
