@@ -146,20 +146,32 @@ def _tidy_imports(original: cst.Module, module: cst.Module, context: FileContext
     if cuda_imports:
         module, removed = imports.remove_unused(module, cuda_imports)
         if removed:
-            findings.append(_import_finding(context, Operation.DELETE, "remove torch.cuda imports no longer used"))
+            line = _line_of(original, lambda text: text.startswith(("import torch.cuda", "from torch.cuda", "from torch import")))
+            findings.append(_import_finding(context, Operation.DELETE, "remove torch.cuda imports no longer used", line))
     target = context.target
     wanted = sorted(name for name in context.needed_imports if not imports.binds(module, name))
     if wanted:
         module = imports.add(module, wanted)
-        findings.append(_import_finding(context, Operation.INSERT, f"import what the new code uses: {', '.join(wanted)}"))
+        line = _line_of(module, lambda text: text == f"import {wanted[0]}")
+        findings.append(_import_finding(context, Operation.INSERT, f"import what the new code uses: {', '.join(wanted)}", line))
     if target.setup_import and not imports.has_import(module, target.setup_import):
         module = imports.insert_after_torch_import(module, target.setup_import)
-        findings.append(_import_finding(context, Operation.INSERT, f"insert import {target.setup_import}"))
+        line = _line_of(module, lambda text: text == f"import {target.setup_import}")
+        findings.append(_import_finding(context, Operation.INSERT, f"insert import {target.setup_import}", line))
     if context.needs_preamble and target.preamble and not imports.has_statement(module, target.preamble):
         module = imports.insert_after_imports(module, target.preamble)
-        findings.append(_import_finding(context, Operation.INSERT, f"insert {target.preamble}"))
+        line = _line_of(module, lambda text: text == target.preamble)
+        findings.append(_import_finding(context, Operation.INSERT, f"insert {target.preamble}", line))
     return module, findings
 
 
-def _import_finding(context: FileContext, operation: Operation, message: str) -> Finding:
-    return Finding(context.path, 1, 1, IMPORT_CODE, operation, message)
+def _import_finding(context: FileContext, operation: Operation, message: str, line: int) -> Finding:
+    return Finding(context.path, line, line, IMPORT_CODE, operation, message)
+
+
+def _line_of(module: cst.Module, matches) -> int:
+    """The number of the first top-level line of `module` whose text `matches` (else 1)."""
+    for number, text in enumerate(module.code.splitlines(), start=1):
+        if matches(text):
+            return number
+    return 1

@@ -12,3 +12,12 @@ graphed = torch.cuda.make_graphed_callables(model, (x,))
 torch.set_default_tensor_type("torch.cuda.FloatTensor")
 torch.set_default_tensor_type(torch.cuda.HalfTensor)
 torch.set_default_tensor_type(torch.cuda.FloatTensor)
+torch.manual_seed(7)
+torch.cuda.manual_seed_all(7)
+x = 1; torch.cuda.synchronize()
+for i in range(2):
+    # wait for the device
+    torch.cuda.synchronize()
+# free memory before evaluating
+torch.cuda.empty_cache()
+print("done")

@@ -310,7 +310,7 @@ class ApplyFixes(cst.CSTTransformer):
         test = updated_node.test
         probe = isinstance(test, cst.Call) and not test.args and source_of(test.func).endswith("is_available")
         if emptied and probe and updated_node.orelse is None:
-            return cst.RemoveFromParent()
+            return remove_statement(updated_node)
         return updated_node
 
     def leave_IfExp(self, original_node, updated_node):  # noqa: N802 (libcst API)
@@ -340,12 +340,44 @@ class ApplyFixes(cst.CSTTransformer):
         return updated_node
 
     def leave_IndentedBlock(self, original_node, updated_node):  # noqa: N802 (libcst API)
-        if not updated_node.body:
-            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
-        return updated_node
+        body, footer = _without_removed(updated_node.body, updated_node.footer)
+        if not body:
+            body = [cst.SimpleStatementLine([cst.Pass()], leading_lines=footer[: len(footer) - len(updated_node.footer)])]
+            footer = updated_node.footer
+        return updated_node.with_changes(body=body, footer=footer)
+
+    def leave_Module(self, original_node, updated_node):  # noqa: N802 (libcst API)
+        body, footer = _without_removed(updated_node.body, updated_node.footer)
+        return updated_node.with_changes(body=body, footer=footer)
 
 
 _EMPTY_MODULE = cst.Module([])
+
+
+class _RemovedStatement(cst.SimpleStatementLine):
+    """Where a fix removed a statement that had comments above it: ApplyFixes drops it from its
+    block and gives the comments to the statement that follows (or to the block's end)."""
+
+
+def remove_statement(line: cst.BaseStatement) -> cst.BaseStatement | cst.RemovalSentinel:
+    """The fix that removes a statement line, keeping the comment lines above it."""
+    if not any(empty.comment for empty in line.leading_lines):
+        return cst.RemoveFromParent()
+    return _RemovedStatement(body=[cst.Pass()], leading_lines=line.leading_lines)
+
+
+def _without_removed(body, footer) -> tuple[list, list]:
+    """(`body` without the removed statements, `footer`), their comments moved down."""
+    kept, carried = [], []
+    for line in body:
+        if isinstance(line, _RemovedStatement):
+            carried.extend(line.leading_lines)
+            continue
+        if carried:
+            line = line.with_changes(leading_lines=[*carried, *line.leading_lines])
+            carried = []
+        kept.append(line)
+    return kept, [*carried, *footer]
 
 
 def source_of(node: cst.CSTNode) -> str:

@@ -7,7 +7,7 @@ from functools import lru_cache
 import libcst as cst
 
 from torchport.migrate.findings import Operation
-from torchport.migrate.rules.base import ApiReferenceRule, Rule, parse_expression
+from torchport.migrate.rules.base import ApiReferenceRule, Rule, parse_expression, remove_statement, source_of
 from torchport.migrate.rules.device_exprs import device_expression, quoted, string_value
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
@@ -108,18 +108,46 @@ class CudaApiRule(ApiReferenceRule):
             return False
         return self.target.verdict(FLOAT_TENSOR).replacement is None and self.qualified_name(call.func) == DEFAULT_TENSOR_TYPE
 
+    def _repeats_previous(self, line: cst.SimpleStatementLine, call: cst.Call, replacement: str) -> bool:
+        """Whether the statement before `line` is already `replacement(<the same arguments>)`
+        (`torch.manual_seed(s)` followed by `torch.cuda.manual_seed_all(s)`)."""
+        block = self.parent(line)
+        body = list(getattr(block, "body", ()))
+        index = next((i for i, statement in enumerate(body) if statement is line), 0)
+        previous = body[index - 1] if index > 0 else None
+        if not (isinstance(previous, cst.SimpleStatementLine) and len(previous.body) == 1):
+            return False
+        expression = previous.body[0]
+        return (
+            isinstance(expression, cst.Expr)
+            and isinstance(expression.value, cst.Call)
+            and self.qualified_name(expression.value.func) == replacement
+            and source_of(expression.value.with_changes(func=call.func)) == source_of(call)
+        )
+
     def _drop(self, node: cst.BaseExpression, call: cst.Call | None, verdict: Verdict) -> None:
         if call is None:
             self.report(node, Operation.UNSUPPORTED, f"{verdict.api} is a no-op on {self.target.name}: {verdict.note}", api=verdict.api)
             return
         line = sole_statement(self, call)
         if line is not None:
-            self.change(line, lambda _: cst.RemoveFromParent(), verdict.describe(), operation=Operation.DELETE, api=verdict.api)
+            self.change(line, remove_statement, verdict.describe(), operation=Operation.DELETE, api=verdict.api)
+            return
+        expression = self.parent(call)
+        if isinstance(expression, cst.Expr):  # `x = 1; torch.cuda.synchronize()`: that statement alone
+            line = self.parent(expression)
+            self.change(line, lambda updated: _without_statement(updated, expression), verdict.describe(),
+                        operation=Operation.DELETE, api=verdict.api)
             return
         value = verdict.value if verdict.value is not None else "None"
         self.change(call, lambda _: parse_expression(value), verdict.describe(), api=verdict.api, needs=value)
 
     def _redirect_call(self, call: cst.Call, verdict: Verdict) -> None:
+        line = sole_statement(self, call)
+        if line is not None and self._repeats_previous(line, call, verdict.replacement):
+            self.change(line, remove_statement, f"{verdict.describe()}; the line above does it already",
+                        operation=Operation.DELETE, api=verdict.api)
+            return
         replacement = parse_expression(verdict.replacement)
 
         def redirected(updated: cst.Call) -> cst.Call:
@@ -153,3 +181,16 @@ class CudaApiRule(ApiReferenceRule):
             )
 
         self.change(call, guarded_expression, verdict.describe(), api=verdict.api, needs=needs)
+
+
+def _without_statement(line: cst.SimpleStatementLine, statement: cst.Expr) -> cst.BaseStatement:
+    """`line` without `statement` (as it was before any fix), and no semicolon left dangling."""
+    body = list(line.body)
+    for index, candidate in enumerate(body):
+        if candidate.deep_equals(statement):
+            del body[index]
+            break
+    if not body:
+        return cst.RemoveFromParent()
+    body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+    return line.with_changes(body=body)

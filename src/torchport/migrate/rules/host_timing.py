@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.migrate.findings import Operation
-from torchport.migrate.rules.base import Rule, parse_expression
+from torchport.migrate.rules.base import Rule, parse_expression, remove_statement
 from torchport.migrate.rules.cuda_api import sole_statement
 from torchport.targets.verdict import Kind
 
@@ -52,7 +52,7 @@ class HostTimingRule(Rule):
             return
         line = self.parent(node)
         if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
-            self.change(line, lambda _: cst.RemoveFromParent(), f"drop {EVENT}: timed with the host clock", operation=Operation.DELETE, api=EVENT)
+            self.change(line, remove_statement, f"drop {EVENT}: timed with the host clock", operation=Operation.DELETE, api=EVENT)
         for fix_node, fix, message, needs in plan:
             if message:
                 self.change(fix_node, fix, message, api=EVENT, needs=needs)
@@ -95,7 +95,7 @@ class HostTimingRule(Rule):
                 return None
             source = self._synchronize_source()
             if not source:
-                return (line, lambda _: cst.RemoveFromParent(), f"drop {name}.{method}(): nothing to wait for", "")
+                return (line, remove_statement, f"drop {name}.{method}(): nothing to wait for", "")
             return (line, lambda _: cst.parse_statement(source), f"{name}.{method}() -> {source}", source)
         return None
 

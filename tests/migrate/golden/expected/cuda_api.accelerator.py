@@ -16,3 +16,13 @@ graphed = torch.cuda.make_graphed_callables(model, (x,))
 torch.set_default_device(DEVICE_TYPE)
 torch.set_default_tensor_type(torch.cuda.HalfTensor)
 torch.set_default_device(DEVICE_TYPE)
+torch.manual_seed(7)
+x = 1; (torch.accelerator.synchronize() if torch.accelerator.is_available() else None)
+for i in range(2):
+    # wait for the device
+    if torch.accelerator.is_available():
+        torch.accelerator.synchronize()
+# free memory before evaluating
+if torch.accelerator.is_available():
+    torch.accelerator.empty_cache()
+print("done")

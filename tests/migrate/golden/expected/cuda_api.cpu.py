@@ -12,3 +12,10 @@ graphed = torch.cuda.make_graphed_callables(model, (x,))
 torch.set_default_tensor_type("torch.FloatTensor")
 torch.set_default_tensor_type(torch.HalfTensor)
 torch.set_default_tensor_type(torch.FloatTensor)
+torch.manual_seed(7)
+x = 1
+for i in range(2):
+    # wait for the device
+    pass
+# free memory before evaluating
+print("done")

@@ -15,3 +15,11 @@ graphed = torch.cuda.make_graphed_callables(model, (x,))
 torch.set_default_device("mps")
 torch.set_default_tensor_type(torch.cuda.HalfTensor)
 torch.set_default_device("mps")
+torch.manual_seed(7)
+x = 1; torch.mps.synchronize()
+for i in range(2):
+    # wait for the device
+    torch.mps.synchronize()
+# free memory before evaluating
+torch.mps.empty_cache()
+print("done")

@@ -13,3 +13,12 @@ graphed = torch.npu.make_graphed_callables(model, (x,))
 torch.set_default_tensor_type("torch.npu.FloatTensor")
 torch.set_default_tensor_type(torch.npu.HalfTensor)
 torch.set_default_tensor_type(torch.npu.FloatTensor)
+torch.manual_seed(7)
+torch.npu.manual_seed_all(7)
+x = 1; torch.npu.synchronize()
+for i in range(2):
+    # wait for the device
+    torch.npu.synchronize()
+# free memory before evaluating
+torch.npu.empty_cache()
+print("done")

@@ -12,3 +12,12 @@ graphed = torch.xpu.make_graphed_callables(model, (x,))
 torch.set_default_device("xpu")
 torch.set_default_tensor_type(torch.cuda.HalfTensor)
 torch.set_default_device("xpu")
+torch.manual_seed(7)
+torch.xpu.manual_seed_all(7)
+x = 1; torch.xpu.synchronize()
+for i in range(2):
+    # wait for the device
+    torch.xpu.synchronize()
+# free memory before evaluating
+torch.xpu.empty_cache()
+print("done")
