@@ -20,3 +20,11 @@ def test_every_rule_has_its_own_code_a_title_and_a_docstring():
     codes = [rule.code for rule in RULES]
     assert len(codes) == len(set(codes))
     assert all(rule.title and (rule.__doc__ or "").strip() for rule in RULES)
+
+
+def test_every_rule_declares_the_text_it_reacts_to():
+    """The pre-filter is the union of these: a rule without one would make every file parse."""
+    import re
+
+    for rule in RULES:
+        assert rule.mentions and not re.compile(rule.mentions).search(b"import torch\nx = 1\n"), rule.code

@@ -64,6 +64,8 @@ def train(rank, model, batch, loader, i):
     x = torch.zeros(3, device="cuda")
     y = x.to("cuda:1")
     on_gpu = x.is_cuda and batch.is_cuda and device.type == "cuda"
+    batch.record_stream(torch.cuda.current_stream())
+    model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
     z = x.to(0)
     w = torch.zeros(2, device=0)
     model = DDP(model, device_ids=[rank], output_device=rank)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from torchport.migrate import imports
+from torchport.migrate.device_indices import INDEX_SOURCES
 from torchport.migrate.elide import Elision, elide
 from torchport.migrate.findings import Finding, Operation
 from torchport.migrate.names import ImportTable
@@ -16,16 +17,11 @@ from torchport.migrate.rules import RULES
 from torchport.migrate.rules.base import ApplyFixes, FileContext, NameAnalysisError, RulesPass, source_of
 from torchport.targets import Target
 
-# A file that never spells these has nothing to migrate: it is not even parsed.
-# Where a device index held in a name may come from (see device_indices.py): such a file is
-# migrated whole, since the index may be set in one definition and used in another.
-INDEX_SOURCES = rb"\bLOCAL_RANK\b|[\"']RANK[\"']|\bget_(?:node_)?(?:local_)?rank\(|\bspawn\(|--local[_-]rank|--gpu\b"
+# A file that never spells what some rule reacts to has nothing to migrate: it is not even parsed.
+MENTIONS_CUDA = re.compile(b"|".join(sorted({rule.mentions for rule in RULES})))
+# A file with a device-index source is migrated whole: the index may be set in one definition
+# and used in another, which the elision would have set aside (see device_indices.py).
 MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
-MENTIONS_CUDA = re.compile(
-    rb"\bcuda\b|\bis_cuda\b|\bnccl\b|is_nccl_available|\bNCCL\b|\bcudnn\b|CUDA_VISIBLE_DEVICES|device_ids"
-    rb"|\.to(?:_empty)?\(\s*\d|\bdevice\(\s*\d|\b(?:device|map_location|output_device|device_id)\s*=\s*\d|"
-    + INDEX_SOURCES
-)
 IMPORT_CODE = "TP000"
 
 

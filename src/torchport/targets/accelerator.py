@@ -42,7 +42,9 @@ TARGET = Target(
             ("torch.cuda.get_device_name",
              noop("torch.cuda.get_device_name", "torch.accelerator has no model names: the device type",
                   "DEVICE_TYPE")),
-            _renamed("Stream", "torch.Stream", "torch's device-generic stream"),
+            _renamed("Stream", "torch.Stream", "torch's device-generic stream, on DEVICE_TYPE", device_first=True),
+            _renamed("stream", "contextlib.nullcontext",
+                     "work stays on the current stream: its order is kept, the overlap is lost", drop_args=True),
             _renamed("device", "torch.accelerator.device_index", "same meaning", guard=GUARD,
                      value="contextlib.nullcontext()"),
         ]

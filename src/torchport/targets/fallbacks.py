@@ -56,9 +56,14 @@ NVTX_ACTIONS = ("range_push", "range_pop", "range_start", "range_end", "mark")
 NVTX_CONTEXTS = ("range",)
 
 
+# Streams where there are none: the CPU's stream, which takes part in `wait_stream`, `with` and
+# `synchronize` and waits for nothing.
+STREAM_VALUES = {"current_stream": "torch.cpu.current_stream()", "default_stream": "torch.cpu.current_stream()"}
+
+
 def result_value(name: str) -> str | None:
     """What a query stands for where the target cannot answer it (None: it is not a query)."""
-    return RESULT_VALUES.get(name, QUERY_VALUES.get(name))
+    return RESULT_VALUES.get(name, QUERY_VALUES.get(name, STREAM_VALUES.get(name)))
 
 
 ACTIONS = {
@@ -82,6 +87,8 @@ DEVICE_CONTEXTS = {"device", "device_of"}
 def verdict(api: str, name: str) -> Verdict | None:
     if api.startswith(NVTX):
         return _nvtx_verdict(api, name)
+    if name in STREAM_VALUES:
+        return noop(api, "no streams here: the CPU's stream, which waits for nothing", STREAM_VALUES[name])
     if name in QUERY_VALUES:
         note = "the host's answer: " + ("its properties" if name == "get_device_properties" else QUERY_VALUES[name])
         return noop(api, note, QUERY_VALUES[name])

@@ -22,6 +22,7 @@ class Verdict:
     value: str | None = None  # a Python literal that stands for the result of a no-op
     drop_args: bool = False  # the replacement takes none of the original arguments
     guard: str | None = None  # call the replacement only when this expression is true, else `value`
+    device_first: bool = False  # the replacement takes the device type as its first argument
 
     def describe(self) -> str:
         """One line for reports and the run-time log: `torch.cuda.x -> torch.npu.x [same]`."""

@@ -11,6 +11,8 @@ from torchport.migrate.rules.environment import CudnnFlagRule, VisibleDevicesRul
 from torchport.migrate.rules.host_timing import HostTimingRule
 from torchport.migrate.rules.is_available import CpuFallbackRule
 from torchport.migrate.rules.is_cuda import IsCudaRule
+from torchport.migrate.rules.record_stream import RecordStreamRule
+from torchport.migrate.rules.sync_batchnorm import SyncBatchNormRule
 
 RULES = [
     DeviceLiteralRule,
@@ -26,4 +28,6 @@ RULES = [
     HostTimingRule,
     CpuFallbackRule,
     IsCudaRule,
+    RecordStreamRule,
+    SyncBatchNormRule,
 ]

@@ -53,6 +53,7 @@ class AmpRule(ApiReferenceRule):
     """
 
     code = "TP005"
+    mentions = rb"\bcuda\b"
     prefix = CUDA_AMP[:-1]
     reads = (prefix, *AUTOCASTS, "torch.float16", "torch.half")
     title = "automatic mixed precision"

@@ -110,6 +110,9 @@ class Rule:
 
     code: ClassVar[str] = ""
     title: ClassVar[str] = ""  # a few words for the terminal summary
+    # What a file must contain for the rule to have anything to do (a bytes regex): the
+    # pre-filter that spares parsing most files is built from these (source.py).
+    mentions: ClassVar[bytes] = b""
     # The qualified names (or their beginnings) the rule acts on. A name whose meaning only a
     # scope analysis can tell is looked up only if one of its meanings could be among these.
     reads: ClassVar[tuple[str, ...]] = ("",)

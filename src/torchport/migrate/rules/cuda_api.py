@@ -7,7 +7,14 @@ from functools import lru_cache
 import libcst as cst
 
 from torchport.migrate.findings import Operation
-from torchport.migrate.rules.base import ApiReferenceRule, Rule, parse_expression, remove_statement, source_of
+from torchport.migrate.rules.base import (
+    ApiReferenceRule,
+    Rule,
+    parse_expression,
+    remove_statement,
+    source_of,
+    with_arguments,
+)
 from torchport.migrate.rules.device_exprs import device_expression, quoted, string_value
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
@@ -43,6 +50,7 @@ class CudaApiRule(ApiReferenceRule):
     """
 
     code = "TP004"
+    mentions = rb"\bcuda\b"
     title = "torch.cuda APIs"
     prefix = "torch.cuda."
     reads = (prefix, DEFAULT_TENSOR_TYPE)
@@ -149,13 +157,17 @@ class CudaApiRule(ApiReferenceRule):
                         operation=Operation.DELETE, api=verdict.api)
             return
         replacement = parse_expression(verdict.replacement)
+        device = device_expression(self.target, None)
 
         def redirected(updated: cst.Call) -> cst.Call:
             new = updated.with_changes(func=replacement)
+            if verdict.device_first:
+                return with_arguments(new, before=[cst.Arg(parse_expression(device))])
             return new.with_changes(args=[]) if verdict.drop_args else new
 
         if verdict.guard is None:
-            self.change(call, redirected, verdict.describe(), api=verdict.api, needs=verdict.replacement)
+            needs = f"{verdict.replacement} {device if verdict.device_first else ''}"
+            self.change(call, redirected, verdict.describe(), api=verdict.api, needs=needs)
             return
         line = sole_statement(self, call)
         guard = parse_expression(verdict.guard)

@@ -16,6 +16,7 @@ class CudaMethodRule(Rule):
     """
 
     code = "TP003"
+    mentions = rb"\.cuda\b"
     reads = ("torch.cuda",)
     title = ".cuda() calls"
 

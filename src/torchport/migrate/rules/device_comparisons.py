@@ -40,6 +40,7 @@ class DeviceComparisonRule(Rule):
     """
 
     code = "TP013"
+    mentions = rb"[\"']cuda[\"':]"
     title = "comparisons with \"cuda\""
 
     def visit_Comparison(self, node: cst.Comparison) -> None:  # noqa: N802

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.migrate.device_indices import INDEX_SOURCES
 from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of
 from torchport.migrate.rules.device_exprs import device_expression, indexed_device_expression
 from torchport.targets.device_apis import DEVICE_KEYWORDS, DEVICE_LIST_KEYWORDS, TO_METHODS
@@ -20,6 +21,10 @@ class DeviceIndexRule(Rule):
     """
 
     code = "TP002"
+    mentions = (
+        rb"\.to(?:_empty)?\(\s*\d|\bdevice\(\s*\d|\b(?:device|map_location|output_device|device_id)\s*=\s*\d|"
+        + INDEX_SOURCES
+    )
     reads = ("torch.device",)
     title = "device indices"
 

@@ -33,6 +33,7 @@ class DeviceLiteralRule(Rule):
     """
 
     code = "TP001"
+    mentions = rb"\bcuda\b"
     reads = ("torch.device",)
     title = "device strings"
 

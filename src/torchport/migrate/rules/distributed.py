@@ -19,6 +19,7 @@ class DistributedBackendRule(Rule):
     with the target's collective library: hccl, xccl, gloo, or the device's default backend."""
 
     code = "TP006"
+    mentions = rb"\bnccl\b|is_nccl_available|\bNCCL\b"
     reads = ("torch.distributed.Backend.NCCL", NCCL_PROBE)
     title = "nccl backend"
 
@@ -56,6 +57,7 @@ class DdpDeviceIdsRule(Rule):
     they are dropped on the CPU, and given only when a device exists on device-agnostic targets."""
 
     code = "TP007"
+    mentions = rb"device_ids|output_device"
     reads = tuple(DDP)
     title = "DDP device_ids"
 

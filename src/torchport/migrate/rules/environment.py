@@ -15,6 +15,7 @@ class VisibleDevicesRule(Rule):
     `ZE_AFFINITY_MASK`); where the target has none it is left and noted as having no effect."""
 
     code = "TP008"
+    mentions = rb"CUDA_VISIBLE_DEVICES"
     reads = ()
     title = "CUDA_VISIBLE_DEVICES"
 
@@ -33,6 +34,7 @@ class CudnnFlagRule(Rule):
     switches) have no effect off CUDA: noted, left in place (harmless)."""
 
     code = "TP009"
+    mentions = rb"\bcudnn\b"
     reads = ("torch.backends.cudnn.", "torch.backends.cuda.")
     title = "cuDNN and CUDA backend flags (noted)"
 

@@ -23,6 +23,7 @@ class HostTimingRule(Rule):
     """
 
     code = "TP010"
+    mentions = rb"\bcuda\b"
     reads = (EVENT,)
     title = "CUDA events timed with the host clock"
 

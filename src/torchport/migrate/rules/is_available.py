@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule
+from torchport.migrate.findings import Operation
+from torchport.migrate.rules.base import Rule, remove_statement
 from torchport.migrate.rules.device_exprs import cuda_literal_index, string_value
 
 
@@ -18,11 +19,25 @@ def _device_string(rule: Rule, node: cst.BaseExpression) -> cst.BaseExpression:
 class CpuFallbackRule(Rule):
     """`"cuda" if torch.cuda.is_available() else "cpu"` (also inside `torch.device(...)`) where the
     answer is known: the CPU branch on the CPU target; on the device-agnostic target the device
-    type already falls back to the CPU, so the test would be made twice."""
+    type already falls back to the CPU, so the test would be made twice. For the same reason
+    `assert torch.cuda.is_available()`, a GPU-only script's demand, is dropped there: its code
+    runs on the CPU when no accelerator is present."""
 
     code = "TP011"
+    mentions = rb"\bcuda\b"
     reads = ("torch.device", "torch.cuda.is_available")
     title = "availability tests with a known answer"
+
+    def visit_Assert(self, node: cst.Assert) -> None:  # noqa: N802
+        test = node.test
+        if self.target.device_type is not None or not isinstance(test, cst.Call):
+            return
+        if self.qualified_name(test.func) != "torch.cuda.is_available":
+            return
+        line = self.parent(node)
+        if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+            self.change(line, remove_statement, "drop the assertion: the device type falls back to the CPU",
+                        operation=Operation.DELETE)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:  # noqa: N802
         if self.target.device_type not in ("cpu", None):

@@ -14,6 +14,7 @@ class IsCudaRule(Rule):
     `x.device.type == DEVICE_TYPE != "cpu"`."""
 
     code = "TP012"
+    mentions = rb"\bis_cuda\b"
     title = "is_cuda checks"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802

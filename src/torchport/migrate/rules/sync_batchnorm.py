@@ -1,0 +1,49 @@
+"""TP015: `nn.SyncBatchNorm.convert_sync_batchnorm(model)`."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchport.migrate.findings import Operation
+from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of
+
+CONVERT = "torch.nn.SyncBatchNorm.convert_sync_batchnorm"
+
+
+class SyncBatchNormRule(Rule):
+    """SyncBatchNorm runs on CUDA-like devices only: on the CPU, DDP refuses a model that has it
+    ("SyncBatchNorm layers only work with GPU modules"). Where the target may be the CPU, the
+    model keeps its BatchNorm layers: `convert_sync_batchnorm(model)` is `model` on the CPU
+    target and is converted only when an accelerator is present on the device-agnostic target.
+    Each process then normalizes over its own batch."""
+
+    code = "TP015"
+    mentions = rb"\bconvert_sync_batchnorm\b"
+    reads = (CONVERT, "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm")
+    title = "SyncBatchNorm"
+
+    def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
+        if self.qualified_name(node.func) not in self.reads:
+            return
+        module = call_argument(node, "module", position=0)
+        target = self.target
+        if module is None or (target.device_type != "cpu" and target.guard is None):
+            return
+        if target.device_type == "cpu":
+            self.change(node, lambda updated: call_argument(updated, "module", position=0).value,
+                        "keep BatchNorm: SyncBatchNorm needs a GPU-like device")
+            return
+        parent = self.parent(node)
+        if isinstance(parent, cst.IfExp) and source_of(parent.test) == target.guard:
+            return  # migrated already
+        if not isinstance(module.value, (cst.Name, cst.Attribute)):
+            self.report(node, Operation.NOTE, f"SyncBatchNorm needs an accelerator: convert only when {target.guard}")
+            return  # (the guarded form would build the module twice)
+        guard = target.guard
+
+        def guarded(updated: cst.Call) -> cst.IfExp:
+            kept = call_argument(updated, "module", position=0).value
+            return cst.IfExp(test=parse_expression(guard), body=updated, orelse=kept,
+                             lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+        self.change(node, guarded, f"convert to SyncBatchNorm only when {guard}", needs=guard)
