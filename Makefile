@@ -9,7 +9,7 @@ TORCH := torch==2.13.0
 # otherwise drag in torchvision and another torch (pytorch-lamb: tensorboardX and torchvision).
 REFS := timm==1.0.31 pytorch-pretrained-bert==0.6.2 pytorch-lamb==1.0.0
 
-.PHONY: demo test bench venv clean
+.PHONY: demo test fidelity bench venv clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,8 +20,13 @@ $(VENV)/.installed: pyproject.toml Makefile
 
 venv: $(VENV)/.installed
 
+# The unit suite: under 5 CPU-minutes on 2 cores.
 test: venv
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not fidelity"
+
+# Pattern projects run before and after migration, in every mode: about 60 processes, 2-3 CPU-minutes.
+fidelity: venv
+	$(PY) -m pytest -m fidelity tests/fidelity
 
 demo: venv
 	$(PY) tools/demo.py

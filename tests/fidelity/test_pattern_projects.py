@@ -1,0 +1,187 @@
+"""Pattern projects: CUDA training scripts written the way public projects write them run to their
+final line after torchport has moved them, in every mode.
+
+Each file in projects/ is one small, self-contained script in one well-known style (nanoGPT config
+globals, PyTorch-GAN legacy tensor types, timm AMP variables, ...). Modes:
+
+  original             the script as it is, with its own CPU switch (only projects marked to run so)
+  migrate-cpu          `torchport migrate --target cpu`, then the migrated script
+  migrate-accelerator  `torchport migrate --target accelerator`, then the migrated script
+  run-cpu              `torchport run --target cpu`, the script unmodified
+  env-cpu              TORCHPORT_TARGET=cpu, the script unmodified
+
+Every mode but "original" runs the script with its defaults, i.e. on its CUDA path: that is what the
+tool has to move. A run passes when it exits 0, its last stdout line starts with "FINAL " and its
+stderr holds no traceback. Two tests keep the marks honest (projects marked runnable unmodified run
+here as they are, the others fail here for want of CUDA), and one checks that code which already
+ran on the CPU, with its own CPU switch, still runs after migration.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+pytestmark = pytest.mark.fidelity  # `make fidelity`: too many processes for the unit suite's budget
+
+PROJECT_DIR = Path(__file__).resolve().parent / "projects"
+BIN = Path(sys.executable).parent
+TORCHPORT = [str(BIN / "torchport")] if (BIN / "torchport").exists() else [sys.executable, "-m", "torchport.cli"]
+TORCHRUN = shutil.which("torchrun", path=str(BIN)) or "torchrun"
+TWO_RANKS = ["--standalone", "--nproc_per_node", "2"]
+TIMEOUT_S = 180
+
+
+class Project(NamedTuple):
+    cpu_args: tuple[str, ...] = ()  # the script's own switch to the CPU, used in "original" mode
+    unmodified: bool = False  # runs as it is on this CPU-only machine
+    launcher: str = "python"  # "python" (mp.spawn scripts too) or "torchrun" (two ranks)
+
+
+PROJECTS = {
+    "config_globals": Project(cpu_args=("--device=cpu", "--dtype=float32"), unmodified=True),
+    "legacy_tensor_types": Project(unmodified=True),  # takes its CPU path by itself
+    "amp_variables": Project(cpu_args=("--no-amp",), unmodified=True),
+    "cpu_fallback_pinned": Project(cpu_args=("--no-cuda",), unmodified=True),
+    "gpu_only": Project(),
+    "ddp_rank_in_self": Project(launcher="torchrun"),
+    "jit_helper": Project(unmodified=True),
+    "stream_prefetcher": Project(),
+    "syncbn_spawn": Project(),
+}
+
+TARGETS = ["cpu", "accelerator"]
+MODES = ["original", "migrate-cpu", "migrate-accelerator", "run-cpu", "env-cpu"]
+# The migrated CPU script again, with the project's own CPU switch ("code that ran on the CPU still does").
+CPU_ARGS_AFTER_MIGRATION = "migrate-cpu+cpu-args"
+
+# TORCHPORT_TARGET applies the patches `torchport run` applies; only the way they start differs
+# (torch's backend autoload hook), so it runs for one project per launcher: it costs a process each.
+ENV_PROJECTS = {"config_globals", "ddp_rank_in_self"}
+
+
+def _wanted(name: str, mode: str) -> bool:
+    if mode == "original":
+        return PROJECTS[name].unmodified
+    return mode != "env-cpu" or name in ENV_PROJECTS
+
+
+CASES = [(name, mode) for name in PROJECTS for mode in MODES if _wanted(name, mode)]
+# "original" for every project: the marks are checked too.
+RUNS = [(name, mode) for name in PROJECTS for mode in MODES if mode == "original" or _wanted(name, mode)]
+RUNS += [(name, CPU_ARGS_AFTER_MIGRATION) for name, p in PROJECTS.items() if p.unmodified and p.cpu_args]
+
+
+def _env(mode: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("TORCHPORT_TARGET", None)
+    env.update(OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
+    if mode == "env-cpu":
+        env["TORCHPORT_TARGET"] = "cpu"
+    return env
+
+
+def _execute(command: list[str], cwd: Path, mode: str) -> subprocess.CompletedProcess:
+    """Run a command; a run past the time limit comes back as a failed run, not as an error."""
+    try:
+        return subprocess.run(command, cwd=cwd, env=_env(mode), capture_output=True, text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired as late:
+        out = late.stdout.decode() if isinstance(late.stdout, bytes) else late.stdout or ""
+        return subprocess.CompletedProcess(command, 124, out, f"timed out after {TIMEOUT_S} s")
+
+
+def _migrate(target: str, out: Path) -> subprocess.CompletedProcess:
+    command = [*TORCHPORT, "migrate", str(PROJECT_DIR), "-o", str(out), "--target", target, "--quiet"]
+    return _execute(command, out.parent, "migrate")
+
+
+def _command(name: str, mode: str, script: Path) -> list[str]:
+    project = PROJECTS[name]
+    args = list(project.cpu_args) if mode in ("original", CPU_ARGS_AFTER_MIGRATION) else []
+    ranks = project.launcher == "torchrun"
+    if mode == "run-cpu":
+        module = ["-m", "torch.distributed.run", *TWO_RANKS] if ranks else []
+        return [*TORCHPORT, "run", "--target", "cpu", *module, str(script), *args]
+    launch = [TORCHRUN, *TWO_RANKS] if ranks else [sys.executable]
+    return [*launch, str(script), *args]
+
+
+def _run(name: str, mode: str, migrations: dict, cwd: Path) -> subprocess.CompletedProcess:
+    target = {"migrate-cpu": "cpu", CPU_ARGS_AFTER_MIGRATION: "cpu", "migrate-accelerator": "accelerator"}.get(mode)
+    script = PROJECT_DIR / f"{name}.py"
+    if target:
+        migration, out = migrations[target]
+        if migration.returncode != 0:
+            return migration
+        script = out / f"{name}.py"
+    return _execute(_command(name, mode, script), cwd, mode)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[tuple[str, str], subprocess.CompletedProcess]:
+    """Every (project, mode) run, two at a time; each project is migrated once per target."""
+    outs = {target: tmp_path_factory.mktemp(f"migrated-{target}") / "out" for target in TARGETS}
+    cwds = {case: tmp_path_factory.mktemp(f"{case[0]}-{case[1]}") for case in RUNS}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        jobs = {target: pool.submit(_migrate, target, out) for target, out in outs.items()}
+        migrations = {target: (jobs[target].result(), outs[target]) for target in TARGETS}
+        done = {case: pool.submit(_run, *case, migrations, cwds[case]) for case in RUNS}
+        return {case: job.result() for case, job in done.items()}
+
+
+def _final_line(result: subprocess.CompletedProcess) -> str:
+    lines = result.stdout.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def _reached_final_line(result: subprocess.CompletedProcess) -> bool:
+    return result.returncode == 0 and _final_line(result).startswith("FINAL ") and "Traceback" not in result.stderr
+
+
+def _story(result: subprocess.CompletedProcess) -> str:
+    return f"{' '.join(map(str, result.args))}\nexit {result.returncode}\n{result.stdout[-1500:]}\n{result.stderr[-3000:]}"
+
+
+def test_every_project_is_there_and_the_marks_cover_every_kind():
+    assert sorted(p.stem for p in PROJECT_DIR.glob("*.py")) == sorted(PROJECTS)
+    assert {p.unmodified for p in PROJECTS.values()} == {True, False}
+    assert {p.launcher for p in PROJECTS.values()} == {"python", "torchrun"}
+
+
+@pytest.mark.parametrize("name, mode", CASES, ids=[f"{name}-{mode}" for name, mode in CASES])
+def test_the_project_runs_to_its_final_line(runs, name, mode):
+    result = runs[(name, mode)]
+    assert result.returncode == 0, _story(result)
+    assert _final_line(result).startswith("FINAL "), _story(result)
+    assert "Traceback" not in result.stderr, _story(result)
+
+
+def test_the_projects_marked_runnable_unmodified_run_on_this_cpu_as_they_are(runs):
+    failed = {n: _story(runs[(n, "original")]) for n, p in PROJECTS.items() if p.unmodified}
+    failed = {n: story for n, story in failed.items() if not _reached_final_line(runs[(n, "original")])}
+    assert not failed, failed
+
+
+def test_the_projects_not_marked_runnable_unmodified_fail_here_for_want_of_cuda(runs):
+    for name in (n for n, p in PROJECTS.items() if not p.unmodified):
+        result = runs[(name, "original")]
+        assert not _reached_final_line(result), f"{name} runs unmodified: mark it so\n{_story(result)}"
+        assert re.search(r"cuda|nccl|gpu", result.stderr, re.IGNORECASE), _story(result)
+
+
+UNMODIFIED = [n for n, p in PROJECTS.items() if p.unmodified]
+
+
+@pytest.mark.parametrize("name", UNMODIFIED)
+def test_code_that_already_ran_on_the_cpu_still_runs_after_migration_with_its_cpu_switch(runs, name):
+    # Without CPU arguments the command is the migrate-cpu one, already run.
+    result = runs.get((name, CPU_ARGS_AFTER_MIGRATION)) or runs[(name, "migrate-cpu")]
+    assert _reached_final_line(result), _story(result)
