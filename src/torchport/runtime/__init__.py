@@ -21,6 +21,11 @@ What it does not do (by design or not yet):
   `torch.cuda.default_generators`) are left alone; a CUDA_VISIBLE_DEVICES set by the script itself
   (after start-up) is not seen.
 - Subclassing a patched class (`class S(torch.cuda.amp.GradScaler)`) is not supported.
+- TorchScript and torch.compile see through the patches (`patch_compilers`). In scripted code the
+  CUDA device constants and `x.cuda()` are rewritten at compile time (and stay so after undo());
+  a device computed at run time there (`torch.device(name)`) is not. In torch.compile'd code the
+  wrappers' calls are not logged, and `torch.device("cuda")` folds to a CUDA device, which every
+  patched API it reaches maps (a comparison with it answers as on CUDA).
 """
 
 from __future__ import annotations

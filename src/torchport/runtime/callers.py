@@ -39,9 +39,11 @@ def top_package(frame) -> str:
 
 def report_frame(frame):
     """The frame to name in the log: the first one outside torch and torchport, so that a factory
-    called by `nn.Linear(device="cuda")` is reported at the user's line, not inside torch."""
+    called by `nn.Linear(device="cuda")` is reported at the user's line, not inside torch. Code
+    that torch generates (FX's `<eval_with_key>` forward of a torch.compile'd graph, with no
+    `__name__` in its globals) is walked past too, to the compiled function's frame."""
     first = frame
-    while frame is not None and top_package(frame) in ("torch", "torchport"):
+    while frame is not None and top_package(frame) in ("torch", "torchport", ""):
         frame = frame.f_back
     return frame if frame is not None else first
 

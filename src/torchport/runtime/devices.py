@@ -71,6 +71,14 @@ class DeviceMapper:
             return self.mapped[value]
         return None
 
+    def target_form(self, value):
+        """`map(value)` without the memo, for code that Dynamo traces (which must not fill a dict
+        that lives outside the graph)."""
+        kind = type(value)
+        if kind is str or kind is int or kind is self.real_device:
+            return self._target_form(value)
+        return None
+
     def _target_form(self, value):
         is_cuda, index = cuda_index(value)
         if not is_cuda:

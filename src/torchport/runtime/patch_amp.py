@@ -8,7 +8,10 @@ The device type becomes the target's; autocast's float16 becomes what the target
 from __future__ import annotations
 
 import functools
+import sys
 
+from torchport.runtime.callers import top_package
+from torchport.runtime.patch_compilers import traced_as
 from torchport.targets.verdict import Kind, Verdict
 
 
@@ -88,21 +91,31 @@ def _device_type_keyword(session, api: str, original):
 
 
 def _device_type_first(session, api: str, original):
-    """torch.is_autocast_enabled("cuda") and friends: the device type is the first argument."""
+    """torch.is_autocast_enabled("cuda") and friends: the device type is the first argument.
+    torch itself asks about CUDA's own state (torch.compile saves and restores every device's
+    autocast state around a compilation) and gets the true answer, as with torch.device("cuda")."""
     device_type = session.device_type
     moved = Verdict(f"{api}('cuda')", Kind.SAME, f"{api}({device_type!r})")
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         if args and args[0] == "cuda":
-            session.log.note(moved)
-            args = (device_type, *args[1:])
-        elif kwargs.get("device_type") == "cuda":
+            if top_package(sys._getframe(1)) != "torch":
+                session.log.note(moved)
+                args = (device_type, *args[1:])
+        elif kwargs.get("device_type") == "cuda" and top_package(sys._getframe(1)) != "torch":
             session.log.note(moved)
             kwargs["device_type"] = device_type
         return original(*args, **kwargs)
 
-    return wrapper
+    def traced(*args, **kwargs):
+        if args and args[0] == "cuda":
+            args = (device_type, *args[1:])
+        elif kwargs.get("device_type") == "cuda":
+            kwargs["device_type"] = device_type
+        return original(*args, **kwargs)
+
+    return traced_as(wrapper, traced)
 
 
 def _name(dtype) -> str:

@@ -23,6 +23,7 @@ import types
 
 from torchport.runtime.callers import HONEST, SCRIPT
 from torchport.runtime.hosttime import HostEvent
+from torchport.runtime.patch_compilers import traced_as
 from torchport.runtime.proxies import class_proxy
 from torchport.targets.fallbacks import legacy_tensor_types
 from torchport.targets.surface import cuda_apis
@@ -78,7 +79,10 @@ def _guarded(session, verdict, original, act):
         note(verdict, frame)
         return act(*args, **kwargs)
 
-    return replacement
+    def traced(*args, **kwargs):  # in compiled code: the script's answer, not logged
+        return act(*args, **kwargs)
+
+    return traced_as(replacement, traced)
 
 
 def _guarded_class(session, verdict, original, act):

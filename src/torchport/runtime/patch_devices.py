@@ -5,6 +5,11 @@
 Which callables take a device comes from `targets.device_apis`; what a device becomes comes from the
 target (through `DeviceMapper`). Wrappers are plain functions with a fast path: an argument that is
 not a str, int or torch.device is never looked at twice.
+
+torch.compile (Dynamo) traces Python functions, but not these wrappers, which read frames to log: each
+carries a twin for Dynamo to trace in its place (`patch_compilers.traced_as`), with the same device
+mapping and no log. Compiled code maps devices as eager code does; its calls are not logged.
+TorchScript compiles no wrapper: `patch_compilers` tells it which operator each one stands for.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import sys
 
 from torchport.runtime.callers import top_package
 from torchport.runtime.devices import cuda_index
+from torchport.runtime.patch_compilers import traced_as
 from torchport.runtime.proxies import class_proxy
 from torchport.targets import device_apis
 from torchport.targets.verdict import Kind, Verdict
@@ -103,7 +109,16 @@ def _keyword_mapper(session, api: str, original):
                     kwargs["device"] = new
         return original(*args, **kwargs)
 
-    return wrapper
+    target_form = session.mapper.target_form
+
+    def traced(*args, **kwargs):
+        if "device" in kwargs:
+            new = target_form(kwargs["device"])
+            if new is not None:
+                kwargs["device"] = new
+        return original(*args, **kwargs)
+
+    return traced_as(wrapper, traced)
 
 
 def _to_mapper(session, api: str, original):
@@ -133,7 +148,20 @@ def _to_mapper(session, api: str, original):
                     kwargs["device"] = new
         return original(self, *args, **kwargs)
 
-    return wrapper
+    target_form = session.mapper.target_form
+
+    def traced(self, *args, **kwargs):
+        if args:
+            new = target_form(args[0])
+            if new is not None:
+                args = (new, *args[1:])
+        if "device" in kwargs:
+            new = target_form(kwargs["device"])
+            if new is not None:
+                kwargs["device"] = new
+        return original(self, *args, **kwargs)
+
+    return traced_as(wrapper, traced)
 
 
 def _positional_mapper(session, api: str, original):
@@ -184,6 +212,21 @@ def _patch_cuda_methods(session, torch) -> None:
     def module_cuda(self, device=None):
         log.note(verdict("torch.nn.Module", device))
         return module_to(self, target_device(device))
+
+    def traced_device(device):  # target_device for Dynamo (no memo filled)
+        if device is None:
+            return mapper.current()
+        new = mapper.target_form(device)
+        return device if new is None else new
+
+    def tensor_cuda_traced(self, device=None, non_blocking=False, **kwargs):
+        return tensor_to(self, traced_device(device), non_blocking=non_blocking, **kwargs)
+
+    def module_cuda_traced(self, device=None):
+        return module_to(self, traced_device(device))
+
+    traced_as(tensor_cuda, tensor_cuda_traced)
+    traced_as(module_cuda, module_cuda_traced)
 
     tensor_cuda.__doc__ = torch.Tensor.cuda.__doc__
     module_cuda.__doc__ = torch.nn.Module.cuda.__doc__

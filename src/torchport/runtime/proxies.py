@@ -3,6 +3,11 @@
 `torch.device` cannot be subclassed, and `torch.cuda.Stream` must build a `torch.cpu.Stream`, so a
 patched class is a small proxy class: its metaclass routes construction to a function and answers
 `isinstance`/`issubclass` for the original class (and the replacement's class).
+
+A proxy also compares equal to (and hashes like) its original: torch code that runs after the
+patch reads `torch.device` at call time or at the import of a lazily imported module (Dynamo's
+constant types, FX's code generator: `obj != torch.device`) and must still recognise the real
+class there. Only an identity test (`is`) tells the two apart.
 """
 
 from __future__ import annotations
@@ -24,6 +29,15 @@ def class_proxy(original: type, construct, also: tuple = (), as_call: bool = Fal
 
         def __subclasscheck__(cls, sub):
             return issubclass(sub, kinds)
+
+        def __eq__(cls, other):
+            return other is cls or other is original
+
+        def __ne__(cls, other):
+            return not (other is cls or other is original)
+
+        def __hash__(cls):
+            return hash(original)
 
         def __repr__(cls):
             return f"<torchport proxy for {original.__module__}.{original.__qualname__}>"

@@ -13,8 +13,9 @@ from torchport.runtime.devices import DeviceMapper, Memo
 from torchport.runtime.patchbook import PatchBook
 
 # Each family installs one group of patches: install(session). Order matters only in that
-# `devices` captures the original torch.device before anything else runs.
-FAMILIES = ("devices", "cuda_module", "amp", "distributed", "memory")
+# `devices` captures the original torch.device before anything else runs, and `compilers` (which
+# tells TorchScript what each replacement stands for) reads every replacement made before it.
+FAMILIES = ("devices", "cuda_module", "amp", "distributed", "memory", "compilers")
 
 
 @dataclass
