@@ -142,3 +142,27 @@ def test_device_context_does_nothing_where_there_is_no_device_to_switch_to(runti
     with torch.cuda.device(1):
         x = torch.ones(2).cuda()
     assert x.device.type == "cpu"
+
+
+def test_record_stream_on_a_cpu_tensor_does_nothing(runtime_on):
+    runtime_on("cpu")
+    x = torch.ones(2)
+    x.record_stream(torch.cuda.current_stream())
+    assert x.sum().item() == 2
+
+
+def test_sync_batchnorm_keeps_batchnorm_on_the_cpu(runtime_on):
+    runtime_on("cpu")
+    model = torch.nn.Sequential(torch.nn.BatchNorm1d(3))
+    converted = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    assert converted is model and isinstance(converted[0], torch.nn.BatchNorm1d)
+
+
+def test_a_stream_on_the_device_agnostic_target_is_on_its_device(runtime_on):
+    runtime_on("accelerator")
+    stream = torch.cuda.Stream()
+    assert isinstance(stream, torch.Stream) and stream.device.type == "cpu"  # no accelerator here
+    with torch.cuda.stream(stream):
+        x = torch.ones(2) * 2
+    torch.cuda.current_stream().wait_stream(stream)
+    assert x.sum().item() == 4

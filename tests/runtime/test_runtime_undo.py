@@ -18,7 +18,8 @@ def _owners():
     owners = [torch, torch.Tensor, torch.nn.Module, torch.amp, torch.amp.autocast, torch.amp.GradScaler,
               torch.serialization, torch.nn.parallel.DataParallel,
               torch.nn.parallel.DistributedDataParallel, torch.utils.data.DataLoader,
-              torch.distributed, torch.distributed.distributed_c10d, torch.amp.autocast_mode]
+              torch.distributed, torch.distributed.distributed_c10d, torch.amp.autocast_mode,
+              torch.nn.SyncBatchNorm]
     owners += [m for name, m in sys.modules.items() if m is not None and
                (name == "torch.cuda" or name.startswith("torch.cuda."))]
     return owners

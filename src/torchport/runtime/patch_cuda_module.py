@@ -128,6 +128,8 @@ def _action(session, api: str, name: str, original):
         missing = Verdict(api, Kind.UNSUPPORTED, None, f"{verdict.replacement} does not exist in this torch")
         return missing, _raiser(session, missing), ()
     act = (lambda *args, **kwargs: replacement()) if verdict.drop_args else replacement
+    if verdict.device_first:
+        act = functools.partial(replacement, session.device_type)
     if name == "device_count":
         act = _at_least_one(act)
     also = (replacement,) if isinstance(replacement, type) else ()

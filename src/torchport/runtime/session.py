@@ -15,7 +15,7 @@ from torchport.runtime.patchbook import PatchBook
 # Each family installs one group of patches: install(session). Order matters only in that
 # `devices` captures the original torch.device before anything else runs, and `compilers` (which
 # tells TorchScript what each replacement stands for) reads every replacement made before it.
-FAMILIES = ("devices", "cuda_module", "amp", "distributed", "memory", "compilers")
+FAMILIES = ("devices", "cuda_module", "amp", "distributed", "memory", "streams", "compilers")
 
 
 @dataclass
