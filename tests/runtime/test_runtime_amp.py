@@ -69,3 +69,16 @@ def test_custom_fwd_turns_autocast_off_inside_on_the_target(runtime_on):
     with torch.autocast("cuda"):
         Square.apply(torch.randn(3, dtype=torch.bfloat16))
     assert seen == {"autocast": False, "dtype": torch.float32}
+
+
+@pytest.mark.parametrize("flags, expected", [({"avx512_bf16": True}, True), ({"avx2": True}, False)])
+def test_cpu_autocast_stays_on_only_where_the_cpu_computes_bfloat16_natively(runtime_on, monkeypatch, flags, expected):
+    monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: flags)
+    runtime_on("cpu")
+    with torch.cuda.amp.autocast():
+        assert torch.is_autocast_enabled("cpu") is expected
+    with torch.autocast("cuda", dtype=torch.float16):
+        assert torch.is_autocast_enabled("cpu") is expected
+    with torch.autocast("cuda", dtype=torch.float16):
+        product = torch.ones(2, 2) @ torch.ones(2, 2)
+    assert product.dtype == (torch.bfloat16 if expected else torch.float32)

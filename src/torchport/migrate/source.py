@@ -154,10 +154,12 @@ def _tidy_imports(original: cst.Module, module: cst.Module, context: FileContext
         module = imports.insert_after_torch_import(module, target.setup_import)
         line = _line_of(module, lambda text: text == f"import {target.setup_import}")
         findings.append(_import_finding(context, Operation.INSERT, f"insert import {target.setup_import}", line))
-    if context.needs_preamble and target.preamble and not imports.has_statement(module, target.preamble):
-        module = imports.insert_after_imports(module, target.preamble)
-        line = _line_of(module, lambda text: text == target.preamble)
-        findings.append(_import_finding(context, Operation.INSERT, f"insert {target.preamble}", line))
+    for name in sorted(context.needed_definitions, reverse=True):  # (each goes right after the imports)
+        statement = target.definitions[name]
+        if not imports.has_statement(module, statement):
+            module = imports.insert_after_imports(module, statement)
+            line = _line_of(module, lambda text: text == statement)
+            findings.append(_import_finding(context, Operation.INSERT, f"insert {statement}", line))
     return module, findings
 
 

@@ -64,9 +64,16 @@ def device_type_of(target) -> str:
     return "cpu"
 
 
-def evaluate(expression: str, device_type: str):
-    """Evaluate one of the target's source expressions (dist_backend, guard, ...) here and now."""
+def evaluate(expression: str, device_type: str, definitions: dict[str, str] | None = None):
+    """Evaluate one of the target's source expressions (dist_backend, guard, ...) here and now,
+    with the target's `definitions` that it names (DEVICE_TYPE is the device type resolved here)."""
     namespace = {"DEVICE_TYPE": device_type}
-    for root in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\.", expression)):  # torch, contextlib, platform, ...
-        namespace.setdefault(root, importlib.import_module(root))
+    statements = [s for name, s in (definitions or {}).items()
+                  if name not in namespace and re.search(rf"\b{name}\b", expression)]
+    for source in [*statements, expression]:
+        for root in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\.", source)):  # torch, contextlib, platform, ...
+            if root not in namespace:
+                namespace[root] = importlib.import_module(root)
+    for statement in statements:
+        exec(compile(statement, "<torchport target>", "exec"), namespace)
     return eval(compile(expression, "<torchport target>", "eval"), namespace)

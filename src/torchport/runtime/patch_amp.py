@@ -39,6 +39,8 @@ def _patch_autocast(session, autocast) -> None:
         key = (dtype, new_dtype)
         if key not in verdicts:
             note = "" if dtype is new_dtype else f"{_name(dtype)} becomes {_name(new_dtype)} on {target_type}"
+            if not session.autocast_allowed():
+                note = f"off: this {target_type} has no native {_name(new_dtype)}, float32 is faster"
             kind = Kind.SAME if not note else Kind.ADAPTED
             verdicts[key] = Verdict("torch.autocast('cuda')", kind, f"torch.autocast({target_type!r})", note)
         return verdicts[key]
@@ -55,6 +57,11 @@ def _patch_autocast(session, autocast) -> None:
                 new_dtype = kwargs["dtype"] = session.autocast_dtype(dtype)
             log.note(verdict(dtype, new_dtype))
             device_type = target_type
+            if not session.autocast_allowed():
+                if len(args) > 1:  # (dtype, enabled, cache_enabled)
+                    args = (args[0], False, *args[2:])
+                else:
+                    kwargs["enabled"] = False
         original(self, device_type, *args, **kwargs)
 
     session.book.replace(autocast, "__init__", __init__)

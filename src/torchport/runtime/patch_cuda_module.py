@@ -198,7 +198,7 @@ def _autocast_action(session, real, original):
         def autocast(enabled=defaults["enabled"], dtype=cuda_default, cache_enabled=defaults["cache_enabled"]):
             context = object.__new__(real)
             init(context, device_type, dtype=default if dtype is cuda_default else session.autocast_dtype(dtype),
-                 enabled=enabled, cache_enabled=cache_enabled)
+                 enabled=enabled and session.autocast_allowed(), cache_enabled=cache_enabled)
             return context
         return autocast
     signature = inspect.Signature(list(parameters.values()))
@@ -208,6 +208,7 @@ def _autocast_action(session, real, original):
         bound.apply_defaults()
         options = dict(bound.arguments)
         options["dtype"] = session.autocast_dtype(options.get("dtype"))
+        options["enabled"] = options.get("enabled", True) and session.autocast_allowed()
         return real(device_type, **options)
 
     return autocast_bound

@@ -81,7 +81,15 @@ class Session:
     # helpers for the patch families -------------------------------------------------------
 
     def evaluate(self, expression: str):
-        return choose.evaluate(expression, self.device_type)
+        return choose.evaluate(expression, self.device_type, getattr(self.target, "definitions", None))
+
+    def autocast_allowed(self) -> bool:
+        """Whether autocast may stay on here (the target's `autocast_enabled`, evaluated once):
+        False on a CPU without native bfloat16, where it would run slower than float32."""
+        if "autocast_enabled" not in self._verdicts:
+            expression = getattr(self.target, "autocast_enabled", None)
+            self._verdicts["autocast_enabled"] = bool(self.evaluate(expression)) if expression else True
+        return self._verdicts["autocast_enabled"]
 
     def device_verdicts(self, api: str, keyword: str | None = None) -> Memo:
         """CUDA device value -> the log's verdict for mapping it in `api` (its `keyword=`), for

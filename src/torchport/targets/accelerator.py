@@ -24,7 +24,7 @@ TARGET = Target(
     surface_version=f"torch {version(TORCH_SURFACE)}",
     device_type=None,
     device_type_expr="DEVICE_TYPE",
-    preamble=f'DEVICE_TYPE = torch.accelerator.current_accelerator().type if {GUARD} else "cpu"',
+    definitions={"DEVICE_TYPE": f'DEVICE_TYPE = torch.accelerator.current_accelerator().type if {GUARD} else "cpu"'},
     dist_backend="torch.distributed.get_default_backend_for_device(DEVICE_TYPE)",
     ddp_device_ids=True,
     guard=GUARD,

@@ -23,7 +23,10 @@ class Target:
     surface: frozenset[str]  # public names of device_module, from generated data
     device_type: str | None  # literal device type; None where it is only known at run time
     device_type_expr: str = ""  # source expression for the device type (defaults to the literal)
-    preamble: str | None = None  # a module-level statement `device_type_expr` needs, if any
+    # Module-level names the target's expressions use, each with the statement that defines it
+    # (`DEVICE_TYPE = ...`): migrate inserts the statement where the name is used, run evaluates it.
+    definitions: dict[str, str] = field(default_factory=dict)
+    autocast_enabled: str | None = None  # ANDed with an autocast's `enabled` (None: kept as written)
     tensor_method: str | None = None  # x.cuda() -> x.<tensor_method>(); None: x.to(<device>)
     keeps_device_index: bool = True  # "cuda:1" -> "<type>:1"; False: the index is dropped
     setup_import: str | None = None  # e.g. "torch_npu": imported right after `import torch`

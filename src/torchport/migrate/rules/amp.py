@@ -9,6 +9,7 @@ from torchport.migrate.rules.base import (
     ApiReferenceRule,
     call_argument,
     parse_expression,
+    source_of,
     with_arguments,
 )
 from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, string_value
@@ -83,20 +84,27 @@ class AmpRule(ApiReferenceRule):
     def _move_call(self, call: cst.Call, name: str, replacement: str, device: str, message: str, api: str) -> None:
         parameters = cuda_amp_parameters(name)
 
+        gate = self.target.autocast_enabled if name == "autocast" else None
+
         def fix(updated: cst.Call) -> cst.Call:
             moved = by_keyword(updated, parameters).with_changes(func=parse_expression(replacement))
+            if gate:
+                moved = gated(moved, gate)
             if name in DEVICE_FIRST:
                 return with_arguments(moved, before=[cst.Arg(parse_expression(device))])
             return with_arguments(moved, after=[_device_keyword(device)])
 
-        self.change(call, fix, message, api=api, needs=f"{replacement} {device}")
+        if gate:
+            message += f"; on only where {gate} (the CPU computes bfloat16 natively)"
+        self.change(call, fix, message, api=api, needs=f"{replacement} {device} {gate or ''}")
         if name == "autocast":
             self._float16(call)
 
     def _bind_device(self, node: cst.CSTNode, name: str, replacement: str, device: str, message: str, api: str) -> None:
         """A reference kept for later calls: the same callable with the device bound."""
+        gate = self.target.autocast_enabled if name == "autocast" else None
         if name in DEVICE_FIRST:
-            bound = f"functools.partial({replacement}, {device})"
+            bound = f"functools.partial({replacement}, {device}{f', enabled={gate}' if gate else ''})"
         else:
             bound = f"functools.partial({replacement}, device_type={device})"
         self.change(node, lambda _: parse_expression(bound), f"{message}; bound with functools.partial",
@@ -108,6 +116,7 @@ class AmpRule(ApiReferenceRule):
             device = call_argument(node, "device_type", position=0)
             if device is not None and cuda_literal_index(device.value)[0]:
                 self._float16(node)
+                self._gate(node)
         elif _getattr_name(node) is not None and self.qualified_name(node.args[0].value) == self.prefix:
             self.visit_api(node, CUDA_AMP + _getattr_name(node))
 
@@ -125,6 +134,13 @@ class AmpRule(ApiReferenceRule):
         call = self.parent(argument) if isinstance(argument, cst.Arg) else None
         return isinstance(call, cst.Call) and call.args[0] is argument and _getattr_name(call) is not None
 
+    def _gate(self, call: cst.Call) -> None:
+        """`torch.autocast("cuda", ...)` on a target whose autocast may be slower than float32."""
+        gate = self.target.autocast_enabled
+        if gate:
+            self.change(call, lambda updated: gated(updated, gate),
+                        f"autocast on only where {gate} (the CPU computes bfloat16 natively)", needs=gate)
+
     def _float16(self, call: cst.Call) -> None:
         """(`dtype` is the second positional argument of torch.cuda.amp.autocast and torch.autocast alike.)"""
         replacement = self.target.float16_autocast
@@ -137,6 +153,25 @@ class AmpRule(ApiReferenceRule):
             f"autocast float16 -> {replacement} on {self.target.name}",
             needs=replacement,
         )
+
+
+def gated(call: cst.Call, gate: str) -> cst.Call:
+    """`autocast(..., enabled=flag)` -> `enabled=flag and GATE`; `enabled=GATE` where none was given."""
+    enabled = call_argument(call, "enabled")
+    if enabled is None:
+        keyword = cst.Arg(parse_expression(gate), keyword=cst.Name("enabled"),
+                          equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+        return with_arguments(call, after=[keyword])
+    value = enabled.value
+    if source_of(value) == gate or source_of(value).endswith(f" and {gate}"):
+        return call  # migrated already
+    if isinstance(value, cst.Name) and value.value == "True":
+        return call.with_changes(args=[arg.with_changes(value=parse_expression(gate)) if arg is enabled else arg
+                                       for arg in call.args])
+    if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Comparison)) or value.lpar:
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if not value.lpar else value
+    new = cst.BooleanOperation(left=value, operator=cst.And(), right=parse_expression(gate))
+    return call.with_changes(args=[arg.with_changes(value=new) if arg is enabled else arg for arg in call.args])
 
 
 def _getattr_name(call: cst.Call) -> str | None:

@@ -55,7 +55,7 @@ class FileContext:
     path: str
     fixes: dict[cst.CSTNode, list[Fix]] = field(default_factory=lambda: defaultdict(list))
     needed_imports: set[str] = field(default_factory=set)  # modules the rewritten code refers to
-    needs_preamble: bool = False  # the target's device-type preamble is referred to
+    needed_definitions: set[str] = field(default_factory=set)  # the target's module-level names used
     module: cst.Module | None = None  # the module the rules walk
     imports: ImportTable | None = None  # None (or an ambiguous name): resolved by a scope analysis
     parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)  # filled by RulesPass
@@ -72,9 +72,10 @@ class FileContext:
         return self._index_names
 
     def need_expression(self, source: str) -> None:
-        """Record the imports and preamble that a piece of generated code relies on."""
-        if self.target.preamble and self.target.device_type_expr and self.target.device_type_expr in source:
-            self.needs_preamble = True
+        """Record the imports and target definitions that a piece of generated code relies on."""
+        for name in self.target.definitions:
+            if re.search(rf"\b{name}\b", source):
+                self.needed_definitions.add(name)
         for dotted in _DOTTED_NAME.findall(_STRING.sub('""', source)):
             root = dotted.split(".")[0]
             self.needed_imports.add(dotted.rsplit(".", 1)[0] if root != "torch" else "torch")

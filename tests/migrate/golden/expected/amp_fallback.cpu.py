@@ -1,4 +1,5 @@
 import torch
+CPU_BF16 = any(torch.cpu.get_capabilities().get(f, False) for f in ("avx512_bf16", "amx_bf16", "bf16", "sve_bf16"))
 
 try:
     from torch.cuda.amp import GradScaler, autocast
@@ -7,5 +8,5 @@ except ImportError:
     autocast = None
 use_amp = False
 scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10, enabled=use_amp) if GradScaler is not None else None
-with torch.amp.autocast("cpu", enabled=use_amp):
+with torch.amp.autocast("cpu", enabled=use_amp and CPU_BF16):
     pass
