@@ -65,6 +65,7 @@ def train(rank, model, batch, loader, i):
     y = x.to("cuda:1")
     on_gpu = x.is_cuda and batch.is_cuda and device.type == "cuda"
     batch.record_stream(torch.cuda.current_stream())
+    pinned = batch.pin_memory()
     model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
     z = x.to(0)
     w = torch.zeros(2, device=0)

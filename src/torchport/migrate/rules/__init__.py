@@ -11,6 +11,7 @@ from torchport.migrate.rules.environment import CudnnFlagRule, VisibleDevicesRul
 from torchport.migrate.rules.host_timing import HostTimingRule
 from torchport.migrate.rules.is_available import CpuFallbackRule
 from torchport.migrate.rules.is_cuda import IsCudaRule
+from torchport.migrate.rules.pin_memory import PinMemoryRule
 from torchport.migrate.rules.record_stream import RecordStreamRule
 from torchport.migrate.rules.sync_batchnorm import SyncBatchNormRule
 
@@ -30,4 +31,5 @@ RULES = [
     IsCudaRule,
     RecordStreamRule,
     SyncBatchNormRule,
+    PinMemoryRule,
 ]

@@ -309,11 +309,10 @@ class ApplyFixes(cst.CSTTransformer):
         return super().on_leave(original_node, result)
 
     def leave_If(self, original_node, updated_node):  # noqa: N802 (libcst API)
-        """`if torch.cuda.is_available(): <only no-ops>` is dropped whole once its body is gone."""
+        """`if torch.cuda.is_available(): <only no-ops>` (or any test without side effects, such as
+        `if x.is_cuda:`) is dropped whole once its body is gone."""
         emptied = _only_pass(updated_node.body) and not _only_pass(original_node.body)
-        test = updated_node.test
-        probe = isinstance(test, cst.Call) and not test.args and source_of(test.func).endswith("is_available")
-        if emptied and probe and updated_node.orelse is None:
+        if emptied and updated_node.orelse is None and _has_no_effect(updated_node.test):
             return remove_statement(updated_node)
         return updated_node
 
@@ -387,6 +386,24 @@ def _without_removed(body, footer) -> tuple[list, list]:
 def source_of(node: cst.CSTNode) -> str:
     """The source text of one node, as LibCST would print it."""
     return _EMPTY_MODULE.code_for_node(node)
+
+
+def _has_no_effect(test: cst.BaseExpression) -> bool:
+    """Whether evaluating `test` can do nothing but give a value: names, attributes, constants,
+    comparisons and boolean operations of those, and the `is_available()` probes."""
+    if isinstance(test, cst.Call):
+        return not test.args and source_of(test.func).endswith("is_available")
+    if isinstance(test, (cst.Name, cst.Integer, cst.SimpleString)):
+        return True
+    if isinstance(test, cst.Attribute):
+        return _has_no_effect(test.value)
+    if isinstance(test, cst.UnaryOperation):
+        return _has_no_effect(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return _has_no_effect(test.left) and _has_no_effect(test.right)
+    if isinstance(test, cst.Comparison):
+        return _has_no_effect(test.left) and all(_has_no_effect(c.comparator) for c in test.comparisons)
+    return False
 
 
 def _is_name(node: cst.CSTNode, name: str) -> bool:

@@ -12,4 +12,4 @@ if args['cuda'] and args.get('cuda') and getattr(args, 'cuda', False):
     pass
 first = torch.zeros(2).to(device)
 if first.device.type == DEVICE_TYPE != "cpu":
-    first = first.pin_memory()
+    first = (first.pin_memory() if torch.accelerator.is_available() else first)

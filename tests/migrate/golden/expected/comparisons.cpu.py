@@ -10,5 +10,3 @@ args = {'cuda': torch.cpu.is_available(), 'device': device}
 if args['cuda'] and args.get('cuda') and getattr(args, 'cuda', False):
     pass
 first = torch.zeros(2).to(device)
-if first.is_cuda:
-    first = first.pin_memory()
