@@ -11,6 +11,7 @@ import importlib
 import sys
 
 from torchport import __version__
+from torchport.errors import UsageError
 
 # name -> (module, one-line help)
 COMMANDS = {
@@ -29,10 +30,6 @@ examples:
   torchport run --target cpu train.py --epochs 1          run CUDA code as it is, on the CPU
   torchport targets --target accelerator                  what each torch.cuda API becomes
 """
-
-
-class UsageError(Exception):
-    """Bad input from the user: reported as one line, exit status 2."""
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:

@@ -20,8 +20,9 @@ import sys
 from pathlib import Path
 
 from torchport import targets
+from torchport.errors import UsageError
+from torchport.findings import Operation
 from torchport.migrate import engine
-from torchport.migrate.findings import Operation
 from torchport.migrate.rules import RULES
 from torchport.migrate.source import IMPORT_CODE
 
@@ -44,7 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from torchport.cli import UsageError
     from torchport.report.tables import write_reports
 
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchport import targets
-from torchport.migrate.findings import Finding, Operation
+from torchport.findings import Finding, Operation
 from torchport.migrate.source import MENTIONS_CUDA, FileResult, migrate_source
 
 REPORT_DIR = "torchport_report"

@@ -11,7 +11,7 @@ import libcst as cst
 from torchport.migrate import imports
 from torchport.migrate.device_indices import INDEX_SOURCES
 from torchport.migrate.elide import Elision, elide
-from torchport.migrate.findings import Finding, Operation
+from torchport.findings import Finding, Operation
 from torchport.migrate.names import ImportTable
 from torchport.migrate.rules import RULES
 from torchport.migrate.rules.base import ApplyFixes, FileContext, NameAnalysisError, RulesPass, source_of

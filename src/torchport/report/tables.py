@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from torchport.migrate.findings import Finding, Operation
+from torchport.findings import Finding, Operation
 
 CHANGE_COLUMNS = ["File", "Start Line", "End Line", "Operation Type", "Message", "Rule"]
 API_COLUMNS = ["File", "Start Line", "End Line", "OP", "Tips"]

@@ -19,6 +19,8 @@ import argparse
 import os
 import sys
 
+from torchport.errors import UsageError
+
 TARGET_CHOICES = ("auto", "npu", "xpu", "mps", "cpu", "accelerator")
 
 
@@ -37,9 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from torchport.cli import UsageError
-
-    argv, run = _plan(args, UsageError)
+    argv, run = _plan(args)
     from torchport import runtime
     from torchport.runtime.autoload import LOG_ENV, TARGET_ENV
     from torchport.runtime.callers import HONEST_ENV
@@ -68,7 +68,7 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plan(args, UsageError):
+def _plan(args):
     """(sys.argv for the program, a function that runs it), or a UsageError."""
     import importlib.util
     import runpy

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.findings import Operation
+from torchport.findings import Operation
 from torchport.migrate.rules.base import (
     ApiReferenceRule,
     call_argument,

@@ -19,8 +19,8 @@ from typing import Callable, ClassVar, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
 
+from torchport.findings import Finding, Operation
 from torchport.migrate.device_indices import index_names
-from torchport.migrate.findings import Finding, Operation
 from torchport.migrate.lines import node_lines
 from torchport.migrate.names import ImportTable
 from torchport.targets import Target

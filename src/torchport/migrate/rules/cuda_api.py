@@ -6,7 +6,7 @@ from functools import lru_cache
 
 import libcst as cst
 
-from torchport.migrate.findings import Operation
+from torchport.findings import Operation
 from torchport.migrate.rules.base import (
     ApiReferenceRule,
     Rule,

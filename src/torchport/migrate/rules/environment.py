@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.findings import Operation
+from torchport.findings import Operation
 from torchport.migrate.rules.base import Rule
 from torchport.migrate.rules.device_exprs import quoted, string_value
 from torchport.targets.device_apis import CUDA_VISIBLE_DEVICES

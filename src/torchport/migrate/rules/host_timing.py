@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.findings import Operation
+from torchport.findings import Operation
 from torchport.migrate.rules.base import Rule, parse_expression, remove_statement
 from torchport.migrate.rules.cuda_api import sole_statement
 from torchport.targets.verdict import Kind

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.findings import Operation
+from torchport.findings import Operation
 from torchport.migrate.rules.base import Rule, remove_statement
 from torchport.migrate.rules.device_exprs import cuda_literal_index, string_value
 

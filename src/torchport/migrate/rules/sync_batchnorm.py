@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.findings import Operation
+from torchport.findings import Operation
 from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of
 
 CONVERT = "torch.nn.SyncBatchNorm.convert_sync_batchnorm"

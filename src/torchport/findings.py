@@ -1,4 +1,5 @@
-"""What a rule found: one row of a report, and (for changes) the edit that makes it."""
+"""What a rule found: one row of a report (migrate makes findings, report writes them: both
+import this module, which imports neither)."""
 
 from __future__ import annotations
 
