@@ -2,6 +2,7 @@
 
 from torchport.migrate.rules.amp import AmpRule
 from torchport.migrate.rules.cuda_api import CudaApiRule
+from torchport.migrate.rules.cuda_build import CudaBuildVersionRule
 from torchport.migrate.rules.cuda_method import CudaMethodRule
 from torchport.migrate.rules.device_comparisons import DeviceComparisonRule
 from torchport.migrate.rules.device_ints import DeviceIndexRule
@@ -12,6 +13,7 @@ from torchport.migrate.rules.host_timing import HostTimingRule
 from torchport.migrate.rules.is_available import CpuFallbackRule
 from torchport.migrate.rules.is_cuda import IsCudaRule
 from torchport.migrate.rules.pin_memory import PinMemoryRule
+from torchport.migrate.rules.profiler import ProfilerActivityRule
 from torchport.migrate.rules.record_stream import RecordStreamRule
 from torchport.migrate.rules.sync_batchnorm import SyncBatchNormRule
 
@@ -32,4 +34,6 @@ RULES = [
     RecordStreamRule,
     SyncBatchNormRule,
     PinMemoryRule,
+    ProfilerActivityRule,
+    CudaBuildVersionRule,
 ]
