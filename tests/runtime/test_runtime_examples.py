@@ -46,7 +46,7 @@ def _run(run_tool, script, target, directory):
     if _distributed(script):
         command = ["torchrun", "--nproc_per_node", "2", str(script), *args]
         result = run_tool(command, directory, env={"TORCHPORT_TARGET": target, "OMP_NUM_THREADS": "1"})
-        return result, [directory / "torchport_run.log", directory / "torchport_run.rank1.log"]
+        return result, [directory / "torchport_run.rank0.log", directory / "torchport_run.rank1.log"]
     command = ["torchport", "run", "--target", target, str(script), *args]
     return run_tool(command, directory), [directory / "torchport_run.log"]
 
@@ -67,7 +67,18 @@ def test_example_runs_to_its_final_line(runs, script, target):
     result, logs = runs[(script, target)]
     assert result.returncode == 0, result.stderr[-3000:]
     assert _final_line(result).startswith("FINAL "), result.stdout[-2000:]
+    # one file per process that ran the script (per rank under torchrun), none from the launcher
+    assert sorted(path.name for path in logs[0].parent.glob("*.log")) == sorted(log.name for log in logs)
     for log in logs:
-        entries = [line for line in log.read_text().splitlines() if not line.startswith("#")]
+        lines = log.read_text().splitlines()
+        entries = [line for line in lines if not line.startswith("#")]
         assert entries and all(LOG_LINE.match(line) for line in entries), entries
         assert all(script.name in line.split(":")[0] for line in entries), entries
+        # complete: its header first, then its lines, then one summary that counts them
+        assert lines[0].startswith(f"# torchport run: target {target} (device type "), lines
+        assert lines[1:1 + len(entries)] == entries and lines[1 + len(entries)].startswith(
+            f"# summary: {len(entries)} call sites, "), lines
+        assert sum(line.startswith("# summary:") for line in lines) == 1, lines
+    # one summary line on stderr: rank 0's (torchrun's agent, which ran no script, prints none)
+    announced = re.findall(r"^torchport: \d+ call sites, .*; log: (\S+)", result.stderr, re.MULTILINE)
+    assert announced == [str(logs[0])], result.stderr[-3000:]

@@ -54,3 +54,14 @@ def test_a_target_variable_already_set_wins(monkeypatch):
     monkeypatch.setenv("ZE_AFFINITY_MASK", "0")
     _copy_visible_devices(_stub_session(monkeypatch, "xpu"))
     assert os.environ["ZE_AFFINITY_MASK"] == "0"
+
+
+def test_a_copy_inherited_from_a_launcher_is_logged_in_each_worker(monkeypatch):
+    """torchrun's agent copies the variable and writes no log (it runs no user code); its workers
+    inherit the copy, and each logs it."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,3")
+    monkeypatch.setenv("ASCEND_RT_VISIBLE_DEVICES", "1,3")
+    session = _stub_session(monkeypatch, "npu")
+    _copy_visible_devices(session)
+    assert [verdict.describe() for _, verdict in session.log.sites] == [
+        "CUDA_VISIBLE_DEVICES=1,3 -> ASCEND_RT_VISIBLE_DEVICES=1,3 [same]"]

@@ -73,10 +73,14 @@ def _patch_data_loader(session, loader, on_cpu: bool) -> None:
 
 
 def _copy_visible_devices(session) -> None:
+    """Copy CUDA_VISIBLE_DEVICES; a target variable that already holds the same value (copied by
+    a launcher such as torchrun's agent, whose workers inherit it) is logged all the same, in the
+    log of each process that runs user code (a start-up note: see CallLog.note_at)."""
     name = session.target.visible_devices_env
     value = os.environ.get(CUDA_VISIBLE_DEVICES)
-    if not name or value is None or name in os.environ:
+    if not name or value is None or os.environ.get(name, value) != value:
         return
-    session.set_env(name, value)
+    if name not in os.environ:
+        session.set_env(name, value)
     verdict = Verdict(f"{CUDA_VISIBLE_DEVICES}={value}", Kind.SAME, f"{name}={value}")
-    session.log.note_at("(environment)", verdict)
+    session.log.note_at("(environment)", verdict, startup=True)

@@ -38,15 +38,18 @@ class Session:
         import torch
 
         target, device_type = choose.resolve(requested)
-        header = (
-            f"# torchport run: target {target.name} (device type {device_type}), "
-            f"torch {torch.__version__}, pid {os.getpid()}, {' '.join(sys.argv) or '-'}"
-        )
+        described = (f"# torchport run: target {target.name} (device type {device_type}), "
+                     f"torch {torch.__version__}")
+        command = " ".join(sys.argv) or "-"
+
+        def header(pid: int) -> str:  # a forked child writes its own pid
+            return f"{described}, pid {pid}, {command}"
+
         session = cls(
             requested=requested,
             target=target,
             device_type=device_type,
-            log=CallLog(log_path, header, announce=os.environ.get("RANK", "0") == "0"),
+            log=CallLog(log_path, header),  # which process announces: CallLog.close
             honest=callers.honest_packages(honest_to),
             log_request=log_path,
             honest_request=honest_to,
