@@ -42,3 +42,15 @@ def test_static_commands_never_import_torch(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "torchport_report" / "change_list.csv").exists()
+
+
+def test_a_closed_pipe_ends_the_listing_quietly(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(sys.executable).with_name("torchport")
+    command = f"'{script}' targets --target cpu | head -1"
+    for _ in range(5):
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True)
+        assert done.returncode == 0 and done.stderr == "", done.stderr

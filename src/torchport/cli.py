@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from torchport import __version__
@@ -71,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"torchport {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `torchport targets | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (so that the exit flush is quiet)
+        return 0
 
 
 if __name__ == "__main__":

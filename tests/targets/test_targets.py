@@ -83,3 +83,15 @@ def test_device_agnostic_target_guards_device_calls_but_not_probes():
 def test_describe_is_the_log_and_report_format():
     verdict = targets.get("npu").verdict("torch.cuda.synchronize")
     assert verdict.describe() == "torch.cuda.synchronize -> torch.npu.synchronize [same]"
+
+
+def test_the_registry_is_the_targets_own_data():
+    assert targets.names() == ["npu", "xpu", "mps", "cpu", "accelerator"]
+    assert targets.auto_order() == ["npu", "xpu", "mps"]
+
+
+def test_a_target_without_surface_data_is_refused_when_it_is_built():
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="no surface data"):
+        replace(targets.get("xpu"), surface=frozenset())

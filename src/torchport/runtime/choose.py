@@ -10,7 +10,6 @@ import importlib
 import importlib.util
 import re
 
-AUTO_ORDER = ("npu", "xpu", "mps")  # `--target auto`: the first available of these, else cpu
 
 
 class TargetError(ValueError):
@@ -22,7 +21,7 @@ def resolve(name: str):
     from torchport import targets
 
     if name == "auto":
-        for candidate in AUTO_ORDER:
+        for candidate in targets.auto_order():  # the first available device target, else cpu
             if unavailable_reason(targets.get(candidate)) is None:
                 return resolve(candidate)
         return resolve("cpu")

@@ -19,13 +19,13 @@ import argparse
 import os
 import sys
 
+from torchport import targets
 from torchport.errors import UsageError
 
-TARGET_CHOICES = ("auto", "npu", "xpu", "mps", "cpu", "accelerator")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", default="auto", choices=TARGET_CHOICES,
+    parser.add_argument("--target", default="auto", choices=["auto", *targets.names()],
                         help="where to run (default auto: the first available of npu, xpu, mps, else cpu)")
     parser.add_argument("--log", default="torchport_run.log", metavar="FILE",
                         help="call-site log (default torchport_run.log)")

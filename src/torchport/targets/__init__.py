@@ -13,7 +13,7 @@ from functools import lru_cache
 from torchport.targets.base import Target
 from torchport.targets.verdict import Kind, Verdict
 
-__all__ = ["Kind", "Target", "Verdict", "all_targets", "get", "names"]
+__all__ = ["Kind", "Target", "Verdict", "all_targets", "auto_order", "get", "names"]
 
 _NOT_TARGETS = {"base", "verdict", "surface", "fallbacks", "command", "device_apis"}
 
@@ -26,12 +26,16 @@ def all_targets() -> dict[str, Target]:
             continue
         target = importlib.import_module(f"{__name__}.{info.name}").TARGET
         found[target.name] = target
-    order = ["npu", "xpu", "mps", "cpu", "accelerator"]
-    return dict(sorted(found.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else 99, kv[0])))
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].rank, kv[0])))
 
 
 def names() -> list[str]:
     return list(all_targets())
+
+
+def auto_order() -> list[str]:
+    """The device targets `--target auto` tries, in order (the CPU when none is available)."""
+    return [name for name, target in all_targets().items() if target.auto]
 
 
 def get(name: str) -> Target:

@@ -18,6 +18,7 @@ def _renamed(name: str, replacement: str, note: str, **extra):
 
 TARGET = Target(
     name="accelerator",
+    rank=5,
     summary="any accelerator via torch.accelerator / torch.amp, else CPU",
     device_module="torch.accelerator",
     surface=names(TORCH_SURFACE, "torch.accelerator"),

@@ -39,7 +39,17 @@ class Target:
     unguarded: frozenset[str] = frozenset()  # device-module names that are safe without the guard
     surface_version: str = ""
     amp_surface: frozenset[str] = frozenset()  # names of the target's own `<device_module>.amp`, if any
+    rank: int = 99  # where the target is listed; `auto` tries device targets in this order
+    auto: bool = False  # whether `--target auto` may pick it (the CPU is auto's last resort)
     overrides: dict[str, Verdict] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """A target without surface data would make every API a no-op or unsupported, silently."""
+        if not self.surface:
+            raise ValueError(f"target {self.name}: no surface data for {self.device_module}")
+        for name, statement in self.definitions.items():
+            if not statement.startswith(f"{name} = "):
+                raise ValueError(f"target {self.name}: the definition of {name} must assign it")
 
     @property
     def device_source(self) -> str:

@@ -10,6 +10,7 @@ NATIVE_BF16 = '"avx512_bf16", "amx_bf16", "bf16", "sve_bf16"'  # flags of torch.
 
 TARGET = Target(
     name="cpu",
+    rank=4,
     summary="CPU only: no device calls, bfloat16 autocast, gloo",
     device_module="torch.cpu",
     surface=names(TORCH_SURFACE, "torch.cpu"),

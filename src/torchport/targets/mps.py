@@ -6,6 +6,8 @@ from torchport.targets.verdict import same
 
 TARGET = Target(
     name="mps",
+    rank=3,
+    auto=True,
     summary="Apple GPU (torch.mps): a single device; distributed code falls back to gloo",
     device_module="torch.mps",
     surface=names(TORCH_SURFACE, "torch.mps"),

@@ -5,6 +5,8 @@ from torchport.targets.surface import NPU_SURFACE, names, version
 
 TARGET = Target(
     name="npu",
+    rank=1,
+    auto=True,
     summary="Huawei Ascend NPU (torch_npu): torch.npu, hccl, ASCEND_RT_VISIBLE_DEVICES",
     device_module="torch.npu",
     surface=names(NPU_SURFACE, "torch.npu"),

@@ -5,6 +5,8 @@ from torchport.targets.surface import TORCH_SURFACE, names, version
 
 TARGET = Target(
     name="xpu",
+    rank=2,
+    auto=True,
     summary="Intel GPU (torch.xpu): xccl, ZE_AFFINITY_MASK",
     device_module="torch.xpu",
     surface=names(TORCH_SURFACE, "torch.xpu"),
