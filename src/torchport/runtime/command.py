@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default="auto", choices=["auto", *targets.names()],
                         help="where to run (default auto: the first available of npu, xpu, mps, else cpu)")
     parser.add_argument("--log", default="torchport_run.log", metavar="FILE",
-                        help="call-site log (default torchport_run.log)")
+                        help="call-site log (default torchport_run.log; torchrun ranks add .rank<N>, mp.spawn processes .proc<I>)")
     parser.add_argument("--honest-to", metavar="PKGS",
                         help="comma-separated packages that see the real torch.cuda "
                              "(default: torch, accelerate, transformers, triton and other hardware probers)")
