@@ -15,6 +15,7 @@ original function: they probe the hardware and must see the truth.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -108,8 +109,8 @@ def _action(session, api: str, name: str, original):
     target = session.target
     verdict = target.verdict(api)
     amp = api.startswith("torch.cuda.amp.")
-    if not amp and name == "is_available":
-        return _available_verdict(session, api), lambda: True, ()
+    if not amp and name == "is_available":  # the target's answer; libraries that probe hardware get the real one
+        verdict = _with_honest_note(session, verdict)
     if not amp and name == "Event" and target.host_timing:
         return verdict, _host_event_class(session), (HostEvent,)
     if amp and verdict.replacement and verdict.replacement.startswith("torch.amp."):
@@ -128,6 +129,9 @@ def _action(session, api: str, name: str, original):
         missing = Verdict(api, Kind.UNSUPPORTED, None, f"{verdict.replacement} does not exist in this torch")
         return missing, _raiser(session, missing), ()
     act = (lambda *args, **kwargs: replacement()) if verdict.drop_args else replacement
+    if name == "is_available":  # asked once: a plain answer is what torch.compile can trace
+        answer = bool(replacement())
+        act = lambda *args, **kwargs: answer  # noqa: E731
     if verdict.device_first:
         act = functools.partial(replacement, session.device_type)
     if name == "device_count":
@@ -136,19 +140,16 @@ def _action(session, api: str, name: str, original):
     return verdict, act, also
 
 
-def _available_verdict(session, api: str) -> Verdict:
+def _with_honest_note(session, verdict: Verdict) -> Verdict:
     named = [p for p in ("accelerate", "transformers", "triton") if p in session.honest]
     named = named or sorted(session.honest)[:3]
-    return Verdict(
-        api, Kind.ADAPTED, None,
-        f"the script runs on {session.device_type}; hardware probes in "
-        f"{', '.join(named)}{', ...' if len(session.honest) > len(named) else ''} see the real answer",
-        "True",
-    )
+    more = ", ..." if len(session.honest) > len(named) else ""
+    note = f"the script runs on {session.device_type}; hardware probes in {', '.join(named)}{more} see the real answer"
+    return dataclasses.replace(verdict, note=f"{verdict.note}; {note}" if verdict.note else note)
 
 
 def _at_least_one(count):
-    """The script was told a device is available, so it is told of at least one."""
+    """Where the target's device is available, the script is told of at least one."""
     def device_count(*args, **kwargs):
         return max(1, count(*args, **kwargs))
     return device_count
