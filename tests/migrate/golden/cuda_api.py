@@ -21,3 +21,5 @@ for i in range(2):
 # free memory before evaluating
 torch.cuda.empty_cache()
 print("done")
+torch.cuda.memory.empty_cache()
+state = torch.cuda.random.get_rng_state()

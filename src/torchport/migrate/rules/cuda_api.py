@@ -22,11 +22,21 @@ from torchport.targets.verdict import Kind, Verdict
 AMP = "torch.cuda.amp"
 DEFAULT_TENSOR_TYPE = "torch.set_default_tensor_type"
 FLOAT_TENSOR = "torch.cuda.FloatTensor"
+REEXPORTING_SUBMODULES = {"memory", "random", "streams", "graphs"}
 
 
 @lru_cache(maxsize=None)
 def known_cuda_apis() -> frozenset[str]:
     return frozenset(cuda_apis())
+
+
+def _through_submodule(api: str) -> str:
+    """`torch.cuda.memory.empty_cache` is `torch.cuda.empty_cache`: torch.cuda re-exports the
+    functions of these submodules, and its verdicts are written for the re-exported names."""
+    parts = api.split(".")
+    if len(parts) == 4 and parts[2] in REEXPORTING_SUBMODULES and f"torch.cuda.{parts[3]}" in known_cuda_apis():
+        return f"torch.cuda.{parts[3]}"
+    return api
 
 
 def sole_statement(rule: Rule, call: cst.Call) -> cst.SimpleStatementLine | None:
@@ -88,6 +98,7 @@ class CudaApiRule(ApiReferenceRule):
             return  # AmpRule
         if self._is_default_tensor_type(node):
             return  # visit_Call
+        api = _through_submodule(api)
         if api not in known_cuda_apis():
             self.report(node, Operation.UNKNOWN, f"{api} is not a public torch.cuda API; left as is", api=api)
             return

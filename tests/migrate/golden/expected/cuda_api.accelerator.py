@@ -26,3 +26,6 @@ for i in range(2):
 if torch.accelerator.is_available():
     torch.accelerator.empty_cache()
 print("done")
+if torch.accelerator.is_available():
+    torch.accelerator.empty_cache()
+state = torch.get_rng_state()

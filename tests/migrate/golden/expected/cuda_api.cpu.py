@@ -19,3 +19,4 @@ for i in range(2):
     pass
 # free memory before evaluating
 print("done")
+state = torch.get_rng_state()

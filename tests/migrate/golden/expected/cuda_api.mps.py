@@ -23,3 +23,5 @@ for i in range(2):
 # free memory before evaluating
 torch.mps.empty_cache()
 print("done")
+torch.mps.empty_cache()
+state = torch.mps.get_rng_state()

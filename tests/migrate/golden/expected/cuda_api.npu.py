@@ -22,3 +22,5 @@ for i in range(2):
 # free memory before evaluating
 torch.npu.empty_cache()
 print("done")
+torch.npu.empty_cache()
+state = torch.npu.get_rng_state()

@@ -21,3 +21,5 @@ for i in range(2):
 # free memory before evaluating
 torch.xpu.empty_cache()
 print("done")
+torch.xpu.empty_cache()
+state = torch.xpu.get_rng_state()
