@@ -362,6 +362,17 @@ class _RemovedStatement(cst.SimpleStatementLine):
     block and gives the comments to the statement that follows (or to the block's end)."""
 
 
+def run_only_when(guard: str):
+    """The fix that runs a statement line only when `guard` holds (`if guard:` around it), the
+    comments above it staying above the `if`."""
+
+    def guarded(updated: cst.SimpleStatementLine) -> cst.If:
+        inner = updated.with_changes(leading_lines=[])
+        return cst.If(test=parse_expression(guard), body=cst.IndentedBlock([inner]), leading_lines=updated.leading_lines)
+
+    return guarded
+
+
 def remove_statement(line: cst.BaseStatement) -> cst.BaseStatement | cst.RemovalSentinel:
     """The fix that removes a statement line, keeping the comment lines above it."""
     if not any(empty.comment for empty in line.leading_lines):

@@ -12,6 +12,7 @@ from torchport.migrate.rules.base import (
     Rule,
     parse_expression,
     remove_statement,
+    run_only_when,
     source_of,
     with_arguments,
 )
@@ -180,17 +181,11 @@ class CudaApiRule(ApiReferenceRule):
             needs = f"{verdict.replacement} {device if verdict.device_first else ''}"
             self.change(call, redirected, verdict.describe(), api=verdict.api, needs=needs)
             return
-        line = sole_statement(self, call)
         guard = parse_expression(verdict.guard)
         needs = f"{verdict.replacement} {verdict.guard} {verdict.value or ''}"
         if line is not None:
             self.change(call, redirected, verdict.describe(), api=verdict.api, needs=needs)
-
-            def guarded_statement(updated: cst.SimpleStatementLine) -> cst.If:
-                inner = updated.with_changes(leading_lines=[])
-                return cst.If(test=guard, body=cst.IndentedBlock([inner]), leading_lines=updated.leading_lines)
-
-            self.context.fixes[line].append(guarded_statement)
+            self.context.fixes[line].append(run_only_when(verdict.guard))
             return
         fallback = parse_expression(verdict.value if verdict.value is not None else "None")
 

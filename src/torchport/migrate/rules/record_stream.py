@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, parse_expression, remove_statement, source_of
+from torchport.migrate.rules.base import Rule, remove_statement, run_only_when, source_of
 from torchport.migrate.rules.cuda_api import sole_statement
 
 
@@ -29,13 +29,7 @@ class RecordStreamRule(Rule):
             self.change(line, remove_statement, "drop .record_stream(): CPU tensors have no stream allocator")
         elif target.guard is not None and not self._guarded_already(line):
             guard = target.guard
-
-            def guarded(updated: cst.SimpleStatementLine) -> cst.If:
-                inner = updated.with_changes(leading_lines=[])
-                return cst.If(test=parse_expression(guard), body=cst.IndentedBlock([inner]),
-                              leading_lines=updated.leading_lines)
-
-            self.change(line, guarded, f"call .record_stream() only when {guard}", needs=guard)
+            self.change(line, run_only_when(guard), f"call .record_stream() only when {guard}", needs=guard)
 
     def _guarded_already(self, line: cst.SimpleStatementLine) -> bool:
         block = self.parent(line)
