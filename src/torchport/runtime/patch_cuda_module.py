@@ -134,8 +134,6 @@ def _action(session, api: str, name: str, original):
         act = lambda *args, **kwargs: answer  # noqa: E731
     if verdict.device_first:
         act = functools.partial(replacement, session.device_type)
-    if name == "device_count":
-        act = _at_least_one(act)
     also = (replacement,) if isinstance(replacement, type) else ()
     return verdict, act, also
 
@@ -146,13 +144,6 @@ def _with_honest_note(session, verdict: Verdict) -> Verdict:
     more = ", ..." if len(session.honest) > len(named) else ""
     note = f"the script runs on {session.device_type}; hardware probes in {', '.join(named)}{more} see the real answer"
     return dataclasses.replace(verdict, note=f"{verdict.note}; {note}" if verdict.note else note)
-
-
-def _at_least_one(count):
-    """Where the target's device is available, the script is told of at least one."""
-    def device_count(*args, **kwargs):
-        return max(1, count(*args, **kwargs))
-    return device_count
 
 
 def _host_event_class(session):
