@@ -43,6 +43,8 @@ TARGET = Target(
             ("torch.cuda.get_device_name",
              noop("torch.cuda.get_device_name", "torch.accelerator has no model names: the device type",
                   "DEVICE_TYPE")),
+            ("torch.cuda", adapted("torch.cuda", "torch.get_device_module(DEVICE_TYPE)",
+                                   "the device type's own module (torch.cpu without an accelerator)")),
             _renamed("Stream", "torch.Stream", "torch's device-generic stream, on DEVICE_TYPE", device_first=True),
             _renamed("stream", "contextlib.nullcontext",
                      "work stays on the current stream: its order is kept, the overlap is lost", drop_args=True),

@@ -13,6 +13,7 @@ from torchport.targets import fallbacks
 from torchport.targets.verdict import Kind, Verdict, adapted, same, unsupported
 
 AMP_PREFIX = "torch.cuda.amp."
+DEVICE_MODULE = "torch.cuda"
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,8 @@ class Target:
             return self.overrides[api]
         if api == AMP_PREFIX[:-1] and self.amp_surface:
             return same(api, f"{self.device_module}.amp")
+        if api == DEVICE_MODULE:  # the module itself, held as a value (`mod = torch.cuda if gpu else torch.cpu`)
+            return same(api, self.device_module)
         if api.startswith(AMP_PREFIX):
             return self._amp_verdict(api)
         name = api.rsplit(".", 1)[1]

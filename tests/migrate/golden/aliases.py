@@ -14,3 +14,5 @@ with amp.autocast():
 CD = torch.cuda
 CD.synchronize()
 free = CD.memory_allocated()
+mod = torch.cuda if torch.cuda.is_available() else torch.cpu
+mod.synchronize()

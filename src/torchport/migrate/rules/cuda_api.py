@@ -63,7 +63,7 @@ class CudaApiRule(ApiReferenceRule):
     code = "TP004"
     mentions = rb"\bcuda\b"
     title = "torch.cuda APIs"
-    prefix = "torch.cuda."
+    prefix = "torch.cuda"
     reads = (prefix, DEFAULT_TENSOR_TYPE)
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
@@ -100,6 +100,9 @@ class CudaApiRule(ApiReferenceRule):
         if self._is_default_tensor_type(node):
             return  # visit_Call
         api = _through_submodule(api)
+        if api == self.prefix:
+            self._module_value(node)
+            return
         if api not in known_cuda_apis():
             self.report(node, Operation.UNKNOWN, f"{api} is not a public torch.cuda API; left as is", api=api)
             return
@@ -117,6 +120,12 @@ class CudaApiRule(ApiReferenceRule):
         else:
             replacement = verdict.replacement
             self.change(node, lambda _: parse_expression(replacement), verdict.describe(), api=api, needs=replacement)
+
+    def _module_value(self, node: cst.BaseExpression) -> None:
+        """`torch.cuda` itself, as a value: the target's device module."""
+        verdict = self.target.verdict(self.prefix)
+        replacement = verdict.replacement
+        self.change(node, lambda _: parse_expression(replacement), verdict.describe(), api=self.prefix, needs=replacement)
 
     def _is_default_tensor_type(self, node: cst.BaseExpression) -> bool:
         """`torch.set_default_tensor_type(torch.cuda.FloatTensor)` where the target has no such class."""

@@ -10,7 +10,9 @@ n = (torch.accelerator.device_count() if torch.accelerator.is_available() else 1
 scaler = torch.amp.GradScaler(DEVICE_TYPE)
 with torch.amp.autocast(DEVICE_TYPE):
     pass
-CD = torch.cuda
+CD = torch.get_device_module(DEVICE_TYPE)
 if torch.accelerator.is_available():
     torch.accelerator.synchronize()
 free = (torch.accelerator.memory_allocated() if torch.accelerator.is_available() else 0)
+mod = torch.get_device_module(DEVICE_TYPE) if torch.accelerator.is_available() else torch.cpu
+mod.synchronize()

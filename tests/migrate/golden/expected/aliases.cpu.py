@@ -8,5 +8,7 @@ n = torch.cpu.device_count()
 scaler = torch.amp.GradScaler("cpu")
 with torch.amp.autocast("cpu", enabled=CPU_BF16):
     pass
-CD = torch.cuda
+CD = torch.cpu
 free = 0
+mod = torch.cpu
+mod.synchronize()

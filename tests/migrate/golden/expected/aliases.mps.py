@@ -8,6 +8,8 @@ n = torch.mps.device_count()
 scaler = torch.amp.GradScaler("mps")
 with torch.amp.autocast("mps"):
     pass
-CD = torch.cuda
+CD = torch.mps
 torch.mps.synchronize()
 free = torch.mps.current_allocated_memory()
+mod = torch.mps if torch.backends.mps.is_available() else torch.cpu
+mod.synchronize()

@@ -9,6 +9,8 @@ n = torch.npu.device_count()
 scaler = torch.npu.amp.GradScaler()
 with torch.npu.amp.autocast():
     pass
-CD = torch.cuda
+CD = torch.npu
 torch.npu.synchronize()
 free = torch.npu.memory_allocated()
+mod = torch.npu if torch.npu.is_available() else torch.cpu
+mod.synchronize()

@@ -8,6 +8,8 @@ n = torch.xpu.device_count()
 scaler = torch.amp.GradScaler("xpu")
 with torch.amp.autocast("xpu"):
     pass
-CD = torch.cuda
+CD = torch.xpu
 torch.xpu.synchronize()
 free = torch.xpu.memory_allocated()
+mod = torch.xpu if torch.xpu.is_available() else torch.cpu
+mod.synchronize()
