@@ -75,3 +75,13 @@ def test_torch_used_without_an_import_migrates_in_one_pass():
     once = migrate_source(source, targets.get("npu"), "t.py").source
     assert b"torch.npu.is_available()" in once and b"import torch\n" in once
     assert migrate_source(once, targets.get("npu"), "t.py").source == once
+
+
+def test_the_compile_check_prints_none_of_the_scripts_own_warnings():
+    import warnings
+
+    source = b'import torch\n\n\ndef odd():\n    return "not callable" (torch.ones(2).cuda())\n'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = migrate_source(source, targets.get("cpu"), "odd.py")
+    assert result.changed and not [w for w in caught if issubclass(w.category, SyntaxWarning)]

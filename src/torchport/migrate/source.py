@@ -4,6 +4,7 @@ rule in one pass, apply the fixes, tidy imports, put back what was set aside."""
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -75,7 +76,9 @@ def _migrate(source: bytes, target: Target, path: str) -> FileResult:
     findings = sorted(findings + import_findings, key=lambda f: (f.start_line, f.code))
     code = new_module.code  # printed once: checked, then written
     try:
-        compile(code, path, "exec", dont_inherit=True)
+        with warnings.catch_warnings():  # (the check is for errors: the script's own warnings are not ours to print)
+            warnings.simplefilter("ignore")
+            compile(code, path, "exec", dont_inherit=True)
     except SyntaxError as error:  # a rule produced code this Python cannot run: keep the original
         return FileResult(source, findings=[], error=f"rewrite would not compile ({error.msg}); copied unchanged")
     return FileResult(code.encode(new_module.encoding), findings)
