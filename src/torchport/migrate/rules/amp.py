@@ -168,8 +168,8 @@ def gated(call: cst.Call, gate: str) -> cst.Call:
     if isinstance(value, cst.Name) and value.value == "True":
         return call.with_changes(args=[arg.with_changes(value=parse_expression(gate)) if arg is enabled else arg
                                        for arg in call.args])
-    if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Comparison)) or value.lpar:
-        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if not value.lpar else value
+    if not value.lpar and not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Comparison)):
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     new = cst.BooleanOperation(left=value, operator=cst.And(), right=parse_expression(gate))
     return call.with_changes(args=[arg.with_changes(value=new) if arg is enabled else arg for arg in call.args])
 
