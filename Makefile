@@ -24,7 +24,7 @@ venv: $(VENV)/.installed
 test: venv
 	$(PY) -m pytest -m "not fidelity"
 
-# Pattern projects run before and after migration, in every mode: about 60 processes, 2-3 CPU-minutes.
+# Pattern projects run before and after migration, in every mode: about 60 processes, about 3 CPU-minutes.
 fidelity: venv
 	$(PY) -m pytest -m fidelity tests/fidelity
 

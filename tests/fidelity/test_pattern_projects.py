@@ -63,20 +63,9 @@ MODES = ["original", "migrate-cpu", "migrate-accelerator", "run-cpu", "env-cpu"]
 # The migrated CPU script again, with the project's own CPU switch ("code that ran on the CPU still does").
 CPU_ARGS_AFTER_MIGRATION = "migrate-cpu+cpu-args"
 
-# TORCHPORT_TARGET applies the patches `torchport run` applies; only the way they start differs
-# (torch's backend autoload hook), so it runs for one project per launcher: it costs a process each.
-ENV_PROJECTS = {"config_globals", "ddp_rank_in_self"}
-
-
-def _wanted(name: str, mode: str) -> bool:
-    if mode == "original":
-        return PROJECTS[name].unmodified
-    return mode != "env-cpu" or name in ENV_PROJECTS
-
-
-CASES = [(name, mode) for name in PROJECTS for mode in MODES if _wanted(name, mode)]
+CASES = [(name, mode) for name, p in PROJECTS.items() for mode in MODES if mode != "original" or p.unmodified]
 # "original" for every project: the marks are checked too.
-RUNS = [(name, mode) for name in PROJECTS for mode in MODES if mode == "original" or _wanted(name, mode)]
+RUNS = [(name, mode) for name in PROJECTS for mode in MODES]
 RUNS += [(name, CPU_ARGS_AFTER_MIGRATION) for name, p in PROJECTS.items() if p.unmodified and p.cpu_args]
 
 
