@@ -166,3 +166,9 @@ def test_a_stream_on_the_device_agnostic_target_is_on_its_device(runtime_on):
         x = torch.ones(2) * 2
     torch.cuda.current_stream().wait_stream(stream)
     assert x.sum().item() == 4
+
+
+def test_device_properties_on_the_device_agnostic_target_are_the_hosts_without_an_accelerator(runtime_on):
+    runtime_on("accelerator")
+    properties = torch.cuda.get_device_properties(0)
+    assert properties.total_memory > 2**20 and (properties.major, properties.minor) == (0, 0)

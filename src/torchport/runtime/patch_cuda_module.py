@@ -124,7 +124,7 @@ def _action(session, api: str, name: str, original):
         skipped = Verdict(verdict.api, verdict.kind, verdict.replacement,
                           f"{verdict.note}; false here, so it returns {shown}", verdict.value)
         return skipped, _returner(session, verdict.value), ()
-    replacement = _resolve(verdict.replacement)
+    replacement = _resolve(verdict.replacement) if _is_dotted(verdict.replacement) else session.evaluate(verdict.replacement)
     if replacement is None:
         missing = Verdict(api, Kind.UNSUPPORTED, None, f"{verdict.replacement} does not exist in this torch")
         return missing, _raiser(session, missing), ()
@@ -228,6 +228,12 @@ def _returner(session, value: str | None):
     if isinstance(result, (dict, list, set)):  # a fresh container on every call
         return lambda *args, **kwargs: copy.copy(result)
     return lambda *args, **kwargs: result
+
+
+def _is_dotted(source: str) -> bool:
+    """Whether a replacement is a plain dotted name, not an expression such as
+    `torch.get_device_module(DEVICE_TYPE).get_device_properties`."""
+    return all(part.isidentifier() for part in source.split("."))
 
 
 def _resolve(dotted: str):
