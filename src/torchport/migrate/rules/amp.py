@@ -7,7 +7,9 @@ import libcst as cst
 from torchport.findings import Operation
 from torchport.migrate.rules.base import (
     ApiReferenceRule,
+    and_also,
     call_argument,
+    keyword_argument,
     parse_expression,
     source_of,
     with_arguments,
@@ -34,10 +36,8 @@ def by_keyword(call: cst.Call, parameters: list[str]) -> cst.Call:
     args, position = [], 0
     for arg in call.args:
         if arg.keyword is None and not arg.star and position < len(parameters):
-            arg = arg.with_changes(
-                keyword=cst.Name(parameters[position]),
-                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-            )
+            named = keyword_argument(parameters[position], arg.value)
+            arg = arg.with_changes(keyword=named.keyword, equal=named.equal)
             position += 1
         args.append(arg)
     return call.with_changes(args=args)
@@ -117,8 +117,8 @@ class AmpRule(ApiReferenceRule):
             if device is not None and cuda_literal_index(device.value)[0]:
                 self._float16(node)
                 self._gate(node)
-        elif _getattr_name(node) is not None and self.qualified_name(node.args[0].value) == self.prefix:
-            self.visit_api(node, CUDA_AMP + _getattr_name(node))
+        elif (name := _getattr_name(node)) is not None and self.qualified_name(node.args[0].value) == self.prefix:
+            self.visit_api(node, CUDA_AMP + name)
 
     def _is_presence_test(self, node: cst.BaseExpression) -> bool:
         """`GradScaler is not None`: whether an import worked, not a use of the class."""
@@ -159,18 +159,11 @@ def gated(call: cst.Call, gate: str) -> cst.Call:
     """`autocast(..., enabled=flag)` -> `enabled=flag and GATE`; `enabled=GATE` where none was given."""
     enabled = call_argument(call, "enabled")
     if enabled is None:
-        keyword = cst.Arg(parse_expression(gate), keyword=cst.Name("enabled"),
-                          equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-        return with_arguments(call, after=[keyword])
+        return with_arguments(call, after=[keyword_argument("enabled", parse_expression(gate))])
     value = enabled.value
     if source_of(value) == gate or source_of(value).endswith(f" and {gate}"):
         return call  # migrated already
-    if isinstance(value, cst.Name) and value.value == "True":
-        return call.with_changes(args=[arg.with_changes(value=parse_expression(gate)) if arg is enabled else arg
-                                       for arg in call.args])
-    if not value.lpar and not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Comparison)):
-        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    new = cst.BooleanOperation(left=value, operator=cst.And(), right=parse_expression(gate))
+    new = and_also(value, gate)
     return call.with_changes(args=[arg.with_changes(value=new) if arg is enabled else arg for arg in call.args])
 
 
@@ -182,8 +175,4 @@ def _getattr_name(call: cst.Call) -> str | None:
 
 
 def _device_keyword(device: str) -> cst.Arg:
-    return cst.Arg(
-        parse_expression(device),
-        keyword=cst.Name("device_type"),
-        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-    )
+    return keyword_argument("device_type", parse_expression(device))

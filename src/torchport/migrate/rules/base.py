@@ -183,6 +183,14 @@ class Rule:
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.context.parents.get(node)
 
+    def guarded_already(self, node: cst.CSTNode) -> bool:
+        """Whether `node` (an expression, or a statement line) already runs only under the
+        target's guard: a second migration must not guard it again."""
+        parent = self.parent(node)
+        if isinstance(parent, cst.IndentedBlock):
+            parent = self.parent(parent)
+        return isinstance(parent, (cst.IfExp, cst.If)) and source_of(parent.test) == self.target.guard
+
     def scope(self, node: cst.CSTNode):
         """LibCST's scope of `node` (computed for the whole file the first time a rule asks)."""
         return self.context.metadata(ScopeProvider, node)
@@ -360,6 +368,26 @@ _EMPTY_MODULE = cst.Module([])
 class _RemovedStatement(cst.SimpleStatementLine):
     """Where a fix removed a statement that had comments above it: ApplyFixes drops it from its
     block and gives the comments to the statement that follows (or to the block's end)."""
+
+
+def only_when(guard: str, value: cst.BaseExpression, otherwise: cst.BaseExpression) -> cst.IfExp:
+    """`(value if guard else otherwise)`."""
+    return cst.IfExp(test=parse_expression(guard), body=value, orelse=otherwise,
+                     lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def and_also(value: cst.BaseExpression, condition: str) -> cst.BaseExpression:
+    """`value and condition` (`True` becomes `condition`), parenthesised where `value` needs it."""
+    if isinstance(value, cst.Name) and value.value == "True":
+        return parse_expression(condition)
+    if not value.lpar and not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Comparison)):
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.BooleanOperation(left=value, operator=cst.And(), right=parse_expression(condition))
+
+
+def keyword_argument(name: str, value: cst.BaseExpression) -> cst.Arg:
+    """`name=value`, spaced as PEP 8 spaces keywords."""
+    return cst.Arg(value, keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
 
 
 def run_only_when(guard: str):

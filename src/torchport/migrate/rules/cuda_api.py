@@ -10,6 +10,7 @@ from torchport.findings import Operation
 from torchport.migrate.rules.base import (
     ApiReferenceRule,
     Rule,
+    only_when,
     parse_expression,
     remove_statement,
     run_only_when,
@@ -190,7 +191,6 @@ class CudaApiRule(ApiReferenceRule):
             needs = f"{verdict.replacement} {device if verdict.device_first else ''}"
             self.change(call, redirected, verdict.describe(), api=verdict.api, needs=needs)
             return
-        guard = parse_expression(verdict.guard)
         needs = f"{verdict.replacement} {verdict.guard} {verdict.value or ''}"
         if line is not None:
             self.change(call, redirected, verdict.describe(), api=verdict.api, needs=needs)
@@ -199,13 +199,7 @@ class CudaApiRule(ApiReferenceRule):
         fallback = parse_expression(verdict.value if verdict.value is not None else "None")
 
         def guarded_expression(updated: cst.Call) -> cst.IfExp:
-            return cst.IfExp(
-                test=guard,
-                body=redirected(updated),
-                orelse=fallback,
-                lpar=[cst.LeftParen()],
-                rpar=[cst.RightParen()],
-            )
+            return only_when(verdict.guard, redirected(updated), fallback)
 
         self.change(call, guarded_expression, verdict.describe(), api=verdict.api, needs=needs)
 

@@ -77,15 +77,12 @@ class DeviceComparisonRule(Rule):
             node, fix, f'compare with {device}, which is "cpu" when no accelerator is present', needs=device
         )
 
-
     def _stands_alone(self, node: cst.Comparison) -> bool:
         """Whether `node` can become an `and`/`or` expression without parentheses."""
         if node.lpar:
             return True
         parent = self.parent(node)
-        if isinstance(parent, (cst.If, cst.While, cst.Assert)):
-            return parent.test is node
-        if isinstance(parent, cst.IfExp):
+        if isinstance(parent, (cst.If, cst.While, cst.Assert, cst.IfExp)):
             return parent.test is node
         return isinstance(parent, (cst.Assign, cst.AnnAssign, cst.Return, cst.Arg))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.migrate.rules.base import Rule, parse_expression, remove_statement, source_of, without_arguments
+from torchport.migrate.rules.base import Rule, and_also, only_when, remove_statement, source_of, without_arguments
 
 
 class PinMemoryRule(Rule):
@@ -40,17 +40,14 @@ class PinMemoryRule(Rule):
             else:
                 self.change(call, lambda updated: updated.func.value, "drop .pin_memory(): nothing to pin for on the CPU")
             return
-        if self._guarded_already(call):
+        if self.guarded_already(call):
             return
         if not isinstance(tensor, (cst.Name, cst.Attribute)):  # (the guarded form would compute it twice)
             self.report(call, Operation.NOTE, f"pin memory only when {guard}: name the tensor first")
             return
 
-        def guarded(updated: cst.Call) -> cst.IfExp:
-            return cst.IfExp(test=parse_expression(guard), body=updated, orelse=updated.func.value,
-                             lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
-        self.change(call, guarded, f"pin memory only when {guard}", needs=guard)
+        self.change(call, lambda updated: only_when(guard, updated, updated.func.value), f"pin memory only when {guard}",
+                    needs=guard)
 
     def _pin_argument(self, call: cst.Call, argument: cst.Arg) -> None:
         guard = self.target.guard
@@ -62,16 +59,8 @@ class PinMemoryRule(Rule):
         if guard in source_of(value):
             return  # migrated already
 
-        def fix(updated: cst.Arg) -> cst.Arg:  # (on the argument: its value may be rewritten too)
-            kept = updated.value
-            if isinstance(kept, cst.Name) and kept.value == "True":
-                return updated.with_changes(value=parse_expression(guard))
-            if not isinstance(kept, (cst.Name, cst.Attribute, cst.Call)) and not kept.lpar:
-                kept = kept.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            both = cst.BooleanOperation(left=kept, operator=cst.And(), right=parse_expression(guard))
-            return updated.with_changes(value=both)
-
-        self.change(argument, fix, f"pin memory only when {guard}", needs=guard)
+        self.change(argument, lambda updated: updated.with_changes(value=and_also(updated.value, guard)),
+                    f"pin memory only when {guard}", needs=guard)  # (on the argument: its value may be rewritten too)
 
     def _self_assignment(self, call: cst.Call, tensor: cst.BaseExpression) -> cst.SimpleStatementLine | None:
         assign = self.parent(call)
@@ -79,10 +68,6 @@ class PinMemoryRule(Rule):
         if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and len(line.body) == 1):
             return None
         return line if source_of(assign.targets[0].target) == source_of(tensor) else None
-
-    def _guarded_already(self, call: cst.Call) -> bool:
-        parent = self.parent(call)
-        return isinstance(parent, cst.IfExp) and source_of(parent.test) == self.target.guard
 
 
 def _is_false(value: cst.BaseExpression) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, remove_statement, run_only_when, source_of
+from torchport.migrate.rules.base import Rule, remove_statement, run_only_when
 from torchport.migrate.rules.cuda_api import sole_statement
 
 
@@ -27,11 +27,6 @@ class RecordStreamRule(Rule):
         target = self.target
         if target.device_type == "cpu":
             self.change(line, remove_statement, "drop .record_stream(): CPU tensors have no stream allocator")
-        elif target.guard is not None and not self._guarded_already(line):
+        elif target.guard is not None and not self.guarded_already(line):
             guard = target.guard
             self.change(line, run_only_when(guard), f"call .record_stream() only when {guard}", needs=guard)
-
-    def _guarded_already(self, line: cst.SimpleStatementLine) -> bool:
-        block = self.parent(line)
-        statement = self.parent(block) if isinstance(block, cst.IndentedBlock) else None
-        return isinstance(statement, cst.If) and source_of(statement.test) == self.target.guard

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of
+from torchport.migrate.rules.base import Rule, call_argument, only_when
 
 CONVERT = "torch.nn.SyncBatchNorm.convert_sync_batchnorm"
 
@@ -33,17 +33,14 @@ class SyncBatchNormRule(Rule):
             self.change(node, lambda updated: call_argument(updated, "module", position=0).value,
                         "keep BatchNorm: SyncBatchNorm needs a GPU-like device")
             return
-        parent = self.parent(node)
-        if isinstance(parent, cst.IfExp) and source_of(parent.test) == target.guard:
-            return  # migrated already
+        if self.guarded_already(node):
+            return
         if not isinstance(module.value, (cst.Name, cst.Attribute)):
             self.report(node, Operation.NOTE, f"SyncBatchNorm needs an accelerator: convert only when {target.guard}")
             return  # (the guarded form would build the module twice)
         guard = target.guard
 
         def guarded(updated: cst.Call) -> cst.IfExp:
-            kept = call_argument(updated, "module", position=0).value
-            return cst.IfExp(test=parse_expression(guard), body=updated, orelse=kept,
-                             lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return only_when(guard, updated, call_argument(updated, "module", position=0).value)
 
         self.change(node, guarded, f"convert to SyncBatchNorm only when {guard}", needs=guard)
