@@ -22,9 +22,9 @@ from pathlib import Path
 from torchport import targets
 from torchport.findings import Finding, Operation
 from torchport.migrate.source import MENTIONS_CUDA, FileResult, migrate_source
+from torchport.migrate.walk import walk
 
 REPORT_DIR = "torchport_report"
-SKIPPED_DIRS = {"__pycache__", ".git", ".hg", ".svn"}
 PROGRESS_MIN_FILES = 20
 
 
@@ -102,33 +102,6 @@ def check_paths(options: Options) -> tuple[Path, Path | None]:
     if not options.diff and (report.is_symlink() or (report.exists() and not report.is_dir())):
         raise MigrationError(f"{report} exists and is not a folder: move it away")
     return src, out
-
-
-def walk(src: Path, skipped: list[tuple[str, str]]):
-    """Relative paths of the files under `src`, never following a link out of it."""
-    if src.is_file():
-        yield Path(src.name)
-        return
-    for root, dirs, files in os.walk(src, followlinks=False):
-        root_path = Path(root)
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
-        for name in list(dirs):
-            path = root_path / name
-            if path.is_symlink():
-                dirs.remove(name)
-                skipped.append((str(path.relative_to(src)), "a linked folder: not followed"))
-        for name in sorted(files):
-            path = root_path / name
-            relative = path.relative_to(src)
-            if path.is_symlink():
-                resolved = path.resolve()
-                if not resolved.is_file() or src not in resolved.parents:
-                    skipped.append((str(relative), "a link that leads out of the input (or nowhere): not followed"))
-                    continue
-            if not path.is_file():  # a FIFO, socket or device: reading it could block or never end
-                skipped.append((str(relative), "not a regular file: not copied"))
-                continue
-            yield relative
 
 
 def _migrate_one(job: tuple[str, bytes, str]) -> FileResult:
