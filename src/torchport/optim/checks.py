@@ -34,6 +34,28 @@ def check_grad(g: torch.Tensor) -> None:
         raise TypeError(f"fused optimizers do not support gradient subclasses ({type(g).__name__})")
 
 
+def check_state_shapes(state: dict, param_groups: list[dict], keys_of) -> None:
+    """Before a checkpoint is loaded: ValueError naming the first parameter whose state tensor has
+    another shape than the parameter. Copied into a flat buffer, such a tensor would broadcast
+    (a Linear(4, 1)'s moments loaded for a Linear(4, 3)) or fail half way through the load.
+    ``keys_of(group)`` names the per-parameter state tensors (``exp_avg``, ...); ``step`` is
+    not one of them."""
+    index = 0  # the parameter's key in ``state_dict()["state"]``
+    for gi, group in enumerate(param_groups):
+        keys = keys_of(group)
+        for i, p in enumerate(group["params"]):
+            entry = state.get(p, {})
+            for key in keys:
+                value = entry.get(key)
+                if torch.is_tensor(value) and value.shape != p.shape:
+                    raise ValueError(
+                        f"loaded state dict does not fit parameter {i} of param group {gi} "
+                        f"(state index {index}): state {key!r} has shape "
+                        f"{tuple(value.shape)} but the parameter has shape {tuple(p.shape)}; "
+                        "nothing was loaded")
+            index += 1
+
+
 def scalar(value) -> float:
     """A hyperparameter as a Python float (a 0-dim tensor lr is accepted, as torch does)."""
     return float(value.item()) if torch.is_tensor(value) else float(value)

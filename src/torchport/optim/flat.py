@@ -34,7 +34,7 @@ from typing import Callable, Iterator
 import torch
 
 from .buckets import Bucket, Segment, align, layout_key, relink, stale_links
-from .checks import check_grad, check_param
+from .checks import check_grad, check_param, check_state_shapes
 from .segments import Block, blocks_of
 
 # Elementwise math on CPU walks the flat buffer in pieces this long: streaming a 100 MB buffer once
@@ -206,7 +206,12 @@ class FlatOptimizer(torch.optim.Optimizer):
     def __setstate__(self, state: dict) -> None:
         """Lays the buffers out again around state in torch.optim's layout. torch's
         ``load_state_dict`` ends here too, so a checkpoint of this class or of its reference
-        (torch.optim, timm, BERT) loads through the same path."""
+        (torch.optim, timm, BERT) loads through the same path.
+
+        State tensors of the wrong shape are refused before anything changes: torch has checked
+        the number and sizes of the groups by then, so a failed load leaves the optimizer as
+        it was."""
+        check_state_shapes(state["state"], state["param_groups"], self._state_spec)
         super().__setstate__(state)
         self._layout_ready = False
         self._group_steps = [0] * len(self.param_groups)
