@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return args.handler(args)
+        status = args.handler(args)
     except UsageError as error:
         print(f"torchport {args.command}: error: {error}", file=sys.stderr)
         return 2
@@ -73,8 +73,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"torchport {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `torchport targets | head`: the reader has all it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (so that the exit flush is quiet)
+        _drop_stdout()
         return 0
+    return _flush_stdout(status)
+
+
+def _flush_stdout(status: int) -> int:
+    """Flush stdout now: a reader that left early (`torchport targets | head -3`) is then seen here
+    and ends us quietly, instead of at interpreter exit as "Exception ignored ... BrokenPipeError",
+    exit 120. The last buffer of output (all of a short listing) is written by this flush."""
+    stream = sys.stdout
+    if stream is None or getattr(stream, "closed", False):
+        return status
+    try:
+        stream.flush()
+    except BrokenPipeError:
+        _drop_stdout()
+    return status
+
+
+def _drop_stdout() -> None:
+    """Point fd 1 at /dev/null, so that the flush at exit of what is still buffered is quiet."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
 
 
 if __name__ == "__main__":

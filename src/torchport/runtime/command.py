@@ -9,6 +9,9 @@ examples:
   torchport run --log run.log -m mypackage.train --lr 0.1
   torchport run -m torch.distributed.run --nproc_per_node 2 train.py   (ranks inherit the target)
 
+The exit status is the program's, as under python (130 on Ctrl-C). torchport's own errors (a bad
+option, no such script, no torch) are one line on stderr and status 2.
+
 Without torchport run: put `import torchport.auto` first in the script, or set
 TORCHPORT_TARGET=cpu (e.g. `TORCHPORT_TARGET=cpu torchrun --nproc_per_node 2 train.py`).
 """
@@ -40,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     argv, run = _plan(args)
+    _require_torch()
     from torchport import runtime
     from torchport.runtime.autoload import LOG_ENV, TARGET_ENV
     from torchport.runtime.callers import HONEST_ENV
@@ -58,14 +62,26 @@ def main(args: argparse.Namespace) -> int:
         run()
     except SystemExit as stop:
         return _exit_status(stop.code)
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
+    except KeyboardInterrupt:
+        raise  # the CLI's one line and status 130
+    except BaseException as error:
+        _report_uncaught(error)
         return 1
     finally:
         session.log.close()
     return 0
+
+
+def _require_torch() -> None:
+    """Import torch now, so that a Python without a working one is a one-line error (exit 2)
+    rather than a traceback from deep inside the patcher."""
+    try:
+        import torch  # noqa: F401
+    except (ImportError, OSError) as error:  # OSError: one of torch's shared libraries is missing
+        where = f"in this Python ({sys.executable})"
+        if getattr(error, "name", None) == "torch":
+            raise UsageError(f"PyTorch is not installed {where}: install torch first") from None
+        raise UsageError(f"PyTorch fails to import {where}: {error}") from None
 
 
 def _plan(args):
@@ -102,3 +118,20 @@ def _exit_status(code) -> int:
         return code
     print(code, file=sys.stderr)
     return 1
+
+
+def _report_uncaught(error: BaseException) -> None:
+    """Report the program's uncaught exception as python would (through sys.excepthook, which the
+    program may have replaced), its traceback starting at the program's own frame: the frames of
+    our launcher (this module, runpy) are dropped from the top. Chained exceptions keep theirs."""
+    import runpy
+
+    launcher = {main.__code__.co_filename, runpy.run_path.__code__.co_filename}
+    frames = error.__traceback__
+    while frames is not None and frames.tb_frame.f_code.co_filename in launcher:
+        frames = frames.tb_next
+    error.with_traceback(frames)  # the default hook prints the exception's own, not its argument
+    try:
+        sys.excepthook(type(error), error, frames)
+    except Exception:  # a broken hook of the program's: the standard report still
+        sys.__excepthook__(type(error), error, frames)
