@@ -3,6 +3,7 @@ rule in one pass, apply the fixes, tidy imports, put back what was set aside."""
 
 from __future__ import annotations
 
+import ast
 import re
 import warnings
 from dataclasses import dataclass, field, replace
@@ -79,8 +80,8 @@ def _migrate(source: bytes, target: Target, path: str) -> FileResult:
         with warnings.catch_warnings():  # (the check is for errors: the script's own warnings are not ours to print)
             warnings.simplefilter("ignore")
             compile(code, path, "exec", dont_inherit=True)
-    except SyntaxError as error:  # a rule produced code this Python cannot run: keep the original
-        return FileResult(source, findings=[], error=f"rewrite would not compile ({error.msg}); copied unchanged")
+    except SyntaxError as error:  # a rule produced code this Python cannot run (or the input could not run either)
+        return FileResult(source, findings=[], error=_compile_error(source, path) or f"rewrite would not compile ({error.msg})")
     return FileResult(code.encode(new_module.encoding), findings)
 
 
@@ -131,6 +132,17 @@ class MergeAdjacentGuards(cst.CSTTransformer):
 
     def leave_Module(self, original_node, updated_node):  # noqa: N802
         return updated_node.with_changes(body=self._merge(updated_node.body))
+
+
+def _compile_error(source: bytes, path: str) -> str | None:
+    """Why Python itself rejects `source`, which LibCST accepted (e.g. more than 200 nested brackets)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        return f"not valid Python ({type(error).__name__}: {getattr(error, 'msg', error)})"
+    return None
 
 
 def _one_line(error: Exception) -> str:

@@ -1,0 +1,203 @@
+"""Migrate files in guarded worker processes, so that no input file can crash, hang or exhaust a run.
+
+LibCST's native parser can overflow its stack on pathological nesting (a segfault no Python code
+can catch), and its tree walks recurse once per level of nesting. So every file is migrated in a
+worker process:
+- the worker runs each file on a thread with a large stack and a high recursion limit, so that
+  deep but valid code (a 1,000-term string concatenation, a 400-branch `elif`) is still migrated;
+- a worker that dies (a native crash) costs only the file it held, which is reported; a new worker
+  takes the next file;
+- a file that runs past its time budget has its worker killed; a file that needs more memory than
+  the budget (an address-space limit in the worker) gets a MemoryError: both are reported.
+Results come back in the order of the jobs, whatever order the workers finish in.
+"""
+
+from __future__ import annotations
+
+import ast
+import faulthandler
+import multiprocessing
+import signal
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+
+from torchport import targets
+from torchport.migrate.source import MENTIONS_CUDA, FileResult, migrate_source
+
+FILE_TIMEOUT = 300.0  # seconds for one file: the biggest real files take a few
+FILE_MEMORY = 4 << 30  # bytes of address space for a worker: a 200k-line file needs under 1 GB
+STACK_SIZE = 512 << 20  # for the thread that migrates: deep trees recurse deeply
+RECURSION_LIMIT = 100_000
+LOOKAHEAD = 64  # results held at most, waiting for an earlier slow file
+
+try:
+    import resource
+except ImportError:  # (Windows: no address-space limit; the time budget still holds)
+    resource = None
+
+
+@dataclass(frozen=True)
+class Job:
+    relative: str
+    data: bytes
+
+
+def migrate_one(job: Job, target_name: str) -> FileResult:
+    """One file's result; an error in a rule or in the parser becomes a reason, never an exception."""
+    try:
+        if not MENTIONS_CUDA.search(job.data):
+            return FileResult(job.data, error=_parse_error(job.data))
+        return migrate_source(job.data, targets.get(target_name), job.relative)
+    except MemoryError:
+        return FileResult(job.data, error="needs more memory than a file may take")
+    except (Exception, RecursionError) as error:  # noqa: BLE001 (a rule's bug must not stop the run)
+        first = (str(error).strip().splitlines() or [""])[0]
+        return FileResult(job.data, error=f"internal error ({type(error).__name__}: {first})")
+
+
+def _parse_error(data: bytes) -> str | None:
+    """Why Python cannot parse `data` (None if it can): a file with nothing to migrate is still
+    listed when it is not valid Python, like one that has something to migrate."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(data)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
+        detail = getattr(error, "msg", None) or str(error) or type(error).__name__
+        line = f" (line {error.lineno})" if getattr(error, "lineno", None) else ""
+        return f"not valid Python ({type(error).__name__}: {detail}{line})"
+    return None
+
+
+def _serve(connection: Connection, target_name: str, memory: int) -> None:
+    """A worker's loop: receive a job, send its result, until told to stop (None)."""
+    faulthandler.disable()  # a crash here is reported by the parent, in one line
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if resource is not None and memory:
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = _address_space() + STACK_SIZE + memory  # (a forked worker starts with its parent's mappings)
+        resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+    sys.setrecursionlimit(RECURSION_LIMIT)
+    threading.stack_size(STACK_SIZE)
+
+    def loop() -> None:
+        while True:
+            job = connection.recv()
+            if job is None:
+                return
+            connection.send(migrate_one(job, target_name))
+
+    thread = threading.Thread(target=loop, name="torchport-migrate")
+    thread.start()
+    thread.join()
+
+
+def _address_space() -> int:
+    """Bytes of address space this process maps now (0 where /proc does not say)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class _Worker:
+    def __init__(self, context, target_name: str, memory: int) -> None:
+        self.connection, theirs = context.Pipe()
+        self.process = context.Process(target=_serve, args=(theirs, target_name, memory), daemon=True)
+        self.process.start()
+        theirs.close()
+        self.job: tuple[int, Job] | None = None
+        self.started = 0.0
+
+    def give(self, index: int, job: Job) -> None:
+        self.job = (index, job)
+        self.started = time.monotonic()
+        try:
+            self.connection.send(job)
+        except OSError:  # it died on its way up: collecting it reports the job as a crash
+            pass
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.connection.close()
+
+
+def _context():
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def migrate_guarded(
+    jobs: Iterable[Job], target_name: str, workers: int = 1, timeout: float = FILE_TIMEOUT, memory: int = FILE_MEMORY
+) -> Iterator[tuple[Job, FileResult]]:
+    """Each job with its result, in order, each migrated in a guarded worker process."""
+    context = _context()
+    pending = iter(jobs)
+    pool: list[_Worker] = []
+    done: dict[int, tuple[Job, FileResult]] = {}
+    given = 0  # jobs handed out so far
+    yielded = 0
+    exhausted = False
+    try:
+        while True:
+            pool = [w for w in pool if not w.connection.closed]
+            while not exhausted and given < yielded + LOOKAHEAD and sum(w.job is not None for w in pool) < workers:
+                job = next(pending, None)
+                if job is None:
+                    exhausted = True
+                    break
+                worker = next((w for w in pool if w.job is None), None)
+                if worker is None:
+                    worker = _Worker(context, target_name, memory)
+                    pool.append(worker)
+                worker.give(given, job)
+                given += 1
+            busy = [w for w in pool if w.job is not None]
+            if busy:
+                _collect(busy, done, timeout)
+            while yielded in done:
+                yield done.pop(yielded)
+                yielded += 1
+            if not busy and exhausted:
+                return
+    finally:  # an interrupt lands here too: no worker outlives the run
+        for worker in pool:
+            worker.stop()
+
+
+def _collect(busy: list[_Worker], done: dict[int, tuple[Job, FileResult]], timeout: float) -> None:
+    """Wait for the first worker to finish, die or run out of time, and record what it gives."""
+    deadline = min(w.started for w in busy) + timeout
+    ready = wait([w.connection for w in busy] + [w.process.sentinel for w in busy], max(0.0, deadline - time.monotonic()))
+    now = time.monotonic()
+    for worker in busy:
+        index, job = worker.job
+        if worker.connection in ready or worker.process.sentinel in ready:
+            try:
+                done[index] = job, worker.connection.recv()
+            except (EOFError, OSError):
+                worker.process.join()
+                done[index] = job, FileResult(job.data, error=_crash_reason(worker.process.exitcode, job.data))
+                worker.stop()
+            worker.job = None
+        elif now - worker.started >= timeout:
+            worker.stop()
+            done[index] = job, FileResult(job.data, error=f"took longer than {timeout:g} s to migrate")
+            worker.job = None
+
+
+def _crash_reason(exitcode: int | None, data: bytes) -> str:
+    how = f"signal {signal.Signals(-exitcode).name}" if exitcode and exitcode < 0 else f"exit status {exitcode}"
+    if exitcode == -signal.SIGABRT:
+        how += ", as when it needs more memory than a file may take"
+    invalid = _parse_error(data)
+    return f"{invalid + '; ' if invalid else ''}the parser crashed on it ({how})"
