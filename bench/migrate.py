@@ -83,7 +83,7 @@ def bare_parse(root: Path, files: list[Path], jobs: int) -> float:
 
 
 def migrate(root: Path, out: Path, target: str, jobs: int) -> tuple[float, engine.Outcome]:
-    options = engine.Options(src=root, out=out, target=target, jobs=jobs)
+    options = engine.Options(sources=[root], out=out, target=target, jobs=jobs)
     start = time.perf_counter()
     outcome = engine.run(options)
     return time.perf_counter() - start, outcome

@@ -8,13 +8,13 @@ migration changes nothing; exit statuses and report columns are exactly as docum
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import os
-import stat
 from pathlib import Path
 
 import pytest
+
+from _trees import snapshot
 
 from torchport import targets
 from torchport.migrate import migrate_source
@@ -105,25 +105,6 @@ UNKNOWN = "import torch\n\nweird = torch.cuda.not_a_real_api()\n"
 
 
 # --- helpers ------------------------------------------------------------------------------
-
-
-def snapshot(root: Path) -> dict[str, tuple]:
-    """Everything observable about a tree without following links: content, mode, mtime."""
-    state = {}
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        for name in [*dirs, *files]:
-            path = Path(folder, name)
-            info = path.lstat()
-            key = str(path.relative_to(root))
-            if stat.S_ISLNK(info.st_mode):
-                state[key] = ("link", os.readlink(path), info.st_mtime_ns)
-            elif stat.S_ISREG(info.st_mode):
-                state[key] = ("file", hashlib.sha256(path.read_bytes()).hexdigest(), info.st_mode, info.st_mtime_ns)
-            else:
-                state[key] = ("other", info.st_mode, info.st_mtime_ns)
-    info = root.lstat()
-    state["."] = ("root", info.st_mode, info.st_mtime_ns)
-    return state
 
 
 def files_of(root: Path, skip_reports: bool = True) -> dict[str, bytes]:
@@ -430,16 +411,17 @@ def test_links_are_not_followed(migrated: Path, outside: Path) -> None:
     # nothing from outside made it in, by any name
     secret = (outside / "secret.py").read_bytes()
     assert all(data != secret for data in files_of(migrated).values())
-    # a link to a file inside the input is read (as a plain file)
-    assert not (migrated / "link_in.py").is_symlink()
+    # a link to a file inside the input is made again, as a relative link to the migrated file
+    assert (migrated / "link_in.py").is_symlink() and not os.path.isabs(os.readlink(migrated / "link_in.py"))
+    assert (migrated / "link_in.py").resolve() == (migrated / "pkg" / "util.py").resolve()
     assert (migrated / "link_in.py").read_text() == "def add(a, b):\n    return a + b\n"
 
 
 def test_layout_is_kept_and_other_files_copied_unchanged(src: Path, migrated: Path) -> None:
     source = files_of(src)
     output = files_of(migrated)
-    links = {"link_out.py", "linked_lib", "dangling.py"}
-    assert set(output) == {name for name in source if name.split("/")[0] not in links} | {"link_in.py"}
+    links = {"link_out.py", "linked_lib", "dangling.py", "link_in.py"}
+    assert set(output) == {name for name in source if name.split("/")[0] not in links}
     for name, data in source.items():
         if not name.endswith(".py"):
             assert output[name] == data, name
@@ -548,8 +530,9 @@ def test_exit_statuses(cli, torchport, tmp_path: Path) -> None:
     assert bad_target.returncode == 2
     assert "invalid choice" in bad_target.stderr and "Traceback" not in bad_target.stderr
     assert not (tmp_path / "o2").exists()
-    code, _, err = cli("migrate", clean, "-o", tmp_path / "o3", "-j", "two")
-    assert code == 2 and "invalid int value" in err
+    for jobs in ("two", "-3"):
+        code, _, err = cli("migrate", clean, "-o", tmp_path / "o3", "-j", jobs)
+        assert code == 2 and "is not a number of processes" in err
     code, _, err = cli("migrate", clean)
     assert_one_line_error(code, err, "-o OUT")
     assert not (tmp_path / "o3").exists()
@@ -619,8 +602,10 @@ def test_report_columns_and_summary_counts(cli, src: Path, tmp_path: Path) -> No
     assert figures["unknown"] == len(unknown) - 1 == 1
     assert figures["notes"] == len(notes) - 1
     assert figures["files_changed"] == len({row[0] for row in changes[1:]})
-    assert figures["python_files"] == 13
-    assert figures["files"] == 17  # links not followed are not counted
+    assert figures["python_files"] == 12
+    assert figures["files"] == 16  # links are not files
+    assert figures["links"] == 1 and figures["not_taken"] == 3  # link_in.py; link_out.py, linked_lib, dangling.py
+    assert figures["files_written"] == 16
     assert len(figures["skipped"]) == len(read_csv(reports / "skipped_files.csv")) - 1
 
 

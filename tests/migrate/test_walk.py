@@ -27,7 +27,6 @@ from torchport.migrate.walk import (
     add_selection_arguments,
     scan,
     selection_from,
-    walk,
 )
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -121,11 +120,10 @@ def quiet_git(monkeypatch, tmp_path: Path) -> None:
 # --- the walk -----------------------------------------------------------------------------
 
 
-def test_files_come_in_the_order_of_the_old_walk(tmp_path: Path) -> None:
+def test_files_come_in_walk_order(tmp_path: Path) -> None:
     src = make(project(tmp_path), "z.py", "a/y.py", "a/b/x.py", "a/b/data.bin", "c/w.py", "empty/")
     tree = scan(src)
     assert files(tree) == ["z.py", "a/y.py", "a/b/data.bin", "a/b/x.py", "c/w.py"]
-    assert tree.files == list(walk(src, []))
     assert tree.links == tree.skipped == tree.excluded == []
     assert_accounted(src, tree)
 
@@ -203,15 +201,6 @@ def test_an_unlistable_src_is_one_skipped_entry(tmp_path: Path, monkeypatch) -> 
     monkeypatch.setattr(walk_module.os, "scandir", scandir)
     tree = scan(src, Selection(gitignore=False))
     assert tree == Tree(skipped=[(".", "could not be read: Permission denied")])
-
-
-def test_the_old_walk_skips_a_loop_of_links_too(tmp_path: Path) -> None:
-    src = make(project(tmp_path), "a.py")
-    link(src / "l1.py", "l2.py")
-    link(src / "l2.py", "l1.py")
-    skipped: list[tuple[str, str]] = []
-    assert list(walk(src, skipped)) == [Path("a.py")]
-    assert sorted(skipped) == [("l1.py", "a loop of links: not followed"), ("l2.py", "a loop of links: not followed")]
 
 
 # --- links --------------------------------------------------------------------------------

@@ -6,17 +6,27 @@ migrated and every other file copied, plus reports in OUT/torchport_report/:
   unsupported_api.csv  what the target lacks (File, Start Line, End Line, OP, Tips): port by hand
   unknown_api.csv      CUDA names no rule understands, left as they were
   notes.csv            left on purpose (e.g. cuDNN flags that have no effect)
-  skipped_files.csv    files copied unchanged (syntax errors, Python 2, bad encoding) or not followed
-  summary.json         the figures below, for scripts
+  skipped_files.csv    files copied unchanged (not valid Python, Python 2, bad encoding, over a
+                       budget) or not taken (unreadable, a loop of links, a link out of SRC)
+  summary.json         the figures below, for scripts; what the file choice left out
 
-exit status: 0 done; 1 done, but with --strict something was unsupported or not parsed; 2 usage error.
+Every file is migrated in a guarded worker process: a file that crashes the parser, runs past
+--file-timeout or needs over 4 GB costs only itself (it is copied unchanged and listed). Links
+that stay inside SRC are made again in OUT as links; links that leave it are not followed.
+Virtual environments, build/, dist/, node_modules/ and tool caches are left out, and so is
+what .gitignore ignores in a git checkout (see "choosing files" below).
+
+exit status: 0 done; 1 done, but with --strict something was unsupported or not parsed;
+2 usage error (nothing written); 130 interrupted (Ctrl-C or SIGTERM: only whole files written).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+from collections import Counter
 from pathlib import Path
 
 from torchport import targets
@@ -25,10 +35,18 @@ from torchport.findings import Operation
 from torchport.migrate import engine
 from torchport.migrate.rules import RULES
 from torchport.migrate.source import IMPORT_CODE
+from torchport.migrate.walk import ALWAYS_EXCLUDED, add_selection_arguments, selection_from
+from torchport.migrate.workers import FILE_TIMEOUT
+
+
+QUIET_EXCLUSIONS = set(ALWAYS_EXCLUDED.values())  # never user code: counted in summary.json, not printed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("src", type=Path, metavar="SRC", help="a Python file or a folder of code")
+    parser.add_argument(
+        "src", type=Path, nargs="+", metavar="SRC",
+        help="Python files or folders of code; with several, each folder goes to OUT/<its name>",
+    )
     parser.add_argument("-o", "--out", type=Path, metavar="OUT", help="folder to write into (required unless --diff)")
     parser.add_argument(
         "-t", "--target", choices=targets.names(), default="npu",
@@ -38,33 +56,62 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="write into a non-empty OUT (never deletes anything)")
     parser.add_argument("--strict", action="store_true", help="exit 1 if anything is unsupported or not parsed")
     parser.add_argument(
-        "-j", "--jobs", type=int, default=1, metavar="N",
-        help="migrate with N processes (0: one per CPU; default 1)",
+        "-j", "--jobs", type=_jobs, default=1, metavar="N",
+        help="migrate with N worker processes (0: one per CPU; default 1)",
+    )
+    parser.add_argument(
+        "--file-timeout", type=_seconds, default=FILE_TIMEOUT, metavar="S",
+        help="give up on a file after S seconds and copy it unchanged (default %(default)g)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    add_selection_arguments(parser)
+
+
+def _jobs(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (0 or more)")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
 
 
 def main(args: argparse.Namespace) -> int:
-    from torchport.report.tables import write_reports
-
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     options = engine.Options(
-        src=args.src, out=args.out, target=args.target, force=args.force, diff=args.diff, jobs=jobs,
-        progress=not args.quiet and sys.stderr.isatty(),
+        sources=args.src, out=args.out, target=args.target, force=args.force, diff=args.diff, jobs=jobs,
+        progress=not args.quiet and sys.stderr.isatty(), selection=selection_from(args),
+        file_timeout=args.file_timeout,
     )
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         outcome = engine.run(options)
     except engine.MigrationError as error:
         raise UsageError(str(error)) from None
-    summary = outcome.summary(options)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a second Ctrl-C while we say so changes nothing)
+        written = "" if args.diff or args.out is None else f": {args.out} holds only whole files, and no reports"
+        print(f"torchport migrate: interrupted{written}", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if args.diff:
         sys.stdout.write("".join(outcome.diffs))
-    else:
-        write_reports(options.out / engine.REPORT_DIR, outcome.findings, outcome.skipped, summary)
     if not args.quiet:
         print_summary(outcome, options, file=sys.stderr if args.diff else sys.stdout)
     troubled = outcome.count(Operation.UNSUPPORTED) or outcome.skipped
     return 1 if args.strict and troubled else 0
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def rule_names() -> dict[str, str]:
@@ -74,12 +121,20 @@ def rule_names() -> dict[str, str]:
 
 
 def print_summary(outcome: engine.Outcome, options: engine.Options, file) -> None:
-    where = f" -> {options.out}" if options.out and not options.diff else ""
-    print(
-        f"torchport migrate [{options.target}]: {outcome.python_files} Python files, "
-        f"{len(outcome.changed)} changed, {outcome.files - outcome.python_files} other files copied{where}",
-        file=file,
-    )
+    others = outcome.files - outcome.python_files
+    if options.diff or not options.out:
+        print(
+            f"torchport migrate [{options.target}]: {outcome.python_files} Python files, "
+            f"{len(outcome.changed)} would change, {others} other files; nothing written (--diff)",
+            file=file,
+        )
+    else:
+        links = f", {outcome.links} links" if outcome.links else ""
+        print(
+            f"torchport migrate [{options.target}]: {outcome.python_files} Python files, "
+            f"{len(outcome.changed)} changed, {others} other files copied{links} -> {options.out}",
+            file=file,
+        )
     names = rule_names()
     for code, count in outcome.changes_by_rule().items():
         print(f"  {code} {count:>5}  {names.get(code, '')}", file=file)
@@ -88,6 +143,10 @@ def print_summary(outcome: engine.Outcome, options: engine.Options, file) -> Non
         f"notes {outcome.count(Operation.NOTE)}, skipped files {len(outcome.skipped)}",
         file=file,
     )
+    reasons = Counter(reason for _, reason in outcome.excluded if reason not in QUIET_EXCLUSIONS)
+    if reasons:
+        said = ", ".join(f"{count} {reason}" for reason, count in reasons.most_common(5))
+        print(f"  left out {sum(reasons.values())} (listed in summary.json): {said}", file=file)
     for path, reason in outcome.skipped[:10]:
         print(f"  skipped {path}: {reason}", file=file)
     if len(outcome.skipped) > 10:

@@ -14,15 +14,21 @@ import shutil
 import sys
 import tempfile
 import tokenize
+
+try:
+    import fcntl
+except ImportError:  # (Windows: no lock)
+    fcntl = None
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchport import targets
 from torchport.findings import Finding, Operation
-from torchport.migrate.source import MENTIONS_CUDA, FileResult, migrate_source
-from torchport.migrate.walk import walk
+from torchport.migrate.source import FileResult
+from torchport.migrate.walk import Selection, scan
+from torchport.migrate.workers import FILE_MEMORY, FILE_TIMEOUT, Job, migrate_guarded
+from torchport.report.tables import write_reports
 
 REPORT_DIR = "torchport_report"
 PROGRESS_MIN_FILES = 20
@@ -34,22 +40,41 @@ class MigrationError(Exception):
 
 @dataclass
 class Options:
-    src: Path
+    sources: list[Path]
     out: Path | None
     target: str
     force: bool = False
     diff: bool = False
     jobs: int = 1
     progress: bool = False
+    selection: Selection = field(default_factory=Selection)
+    file_timeout: float = FILE_TIMEOUT
+    file_memory: int = FILE_MEMORY
+
+
+@dataclass(frozen=True)
+class Source:
+    """One SRC: its resolved path, and the folder of OUT (relative) its entries go to."""
+
+    path: Path
+    prefix: Path  # "." for a single SRC (OUT mirrors it) and for files; the folder's name otherwise
+
+    @property
+    def base(self) -> Path:
+        return self.path if self.path.is_dir() else self.path.parent
 
 
 @dataclass
 class Outcome:
-    files: int = 0
+    files: int = 0  # regular files taken: each is written into OUT, or listed in `skipped` if it could not be
     python_files: int = 0
+    written: int = 0  # files now in OUT (migrated, or copied as they were)
+    links: int = 0  # links reproduced in OUT
+    not_taken: int = 0  # entries of SRC that could not be taken (a loop of links, an unreadable folder...)
     changed: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (file, reason): copied unchanged or not copied
+    excluded: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): left out on purpose
     diffs: list[str] = field(default_factory=list)
 
     def count(self, operation: Operation) -> int:
@@ -61,10 +86,14 @@ class Outcome:
     def summary(self, options: Options) -> dict:
         return {
             "target": options.target,
-            "source": str(options.src),
-            "output": str(options.out) if options.out else None,
+            "source": [str(path) for path in options.sources],
+            "output": str(options.out) if options.out and not options.diff else None,
+            "entries": self.files + self.links + self.not_taken + len(self.excluded),
             "files": self.files,
             "python_files": self.python_files,
+            "files_written": self.written,
+            "links": self.links,
+            "not_taken": self.not_taken,
             "files_changed": len(self.changed),
             "changes": sum(self.changes_by_rule().values()),
             "changes_by_rule": self.changes_by_rule(),
@@ -72,55 +101,94 @@ class Outcome:
             "unknown": self.count(Operation.UNKNOWN),
             "notes": self.count(Operation.NOTE),
             "skipped": [{"file": f, "reason": r} for f, r in self.skipped],
+            "excluded": [{"path": f, "reason": r} for f, r in self.excluded],
         }
 
 
-def check_paths(options: Options) -> tuple[Path, Path | None]:
-    src = options.src
-    if not src.exists() and not src.is_symlink():
-        raise MigrationError(f"{src}: no such file or directory")
-    if not (src.is_dir() or src.is_file()):
-        raise MigrationError(f"{src}: not a regular file or directory")
-    src = src.resolve()
+def check_paths(options: Options) -> tuple[list[Source], Path | None]:
+    """The sources and OUT, resolved; a MigrationError (nothing written) if they cannot work together."""
+    sources = [_check_source(path) for path in options.sources]
+    if len(sources) > 1:
+        sources = [Source(s.path, Path(s.path.name) if s.path.is_dir() else Path(".")) for s in sources]
+        names = Counter(s.prefix if s.path.is_dir() else Path(s.path.name) for s in sources)
+        clash = next((name for name, count in names.items() if count > 1), None)
+        if clash is not None:
+            raise MigrationError(f"two inputs would both be written to {clash} in OUT: migrate them one at a time")
     if options.out is None:
         if not options.diff:
             raise MigrationError("say where to write the migrated code with -o OUT (or preview with --diff)")
-        return src, None
+        return sources, None
     out = options.out.resolve()
-    if src.is_dir() and (out == src or src in out.parents):
-        raise MigrationError(f"output {options.out} lies inside the input {options.src}: choose a folder outside it")
-    if src.is_file() and out == src.parent:
-        # OUT/<name> would be the input file itself
-        raise MigrationError(f"output {options.out} is the folder of the input {options.src}: choose another folder")
-    if out in src.parents:
-        raise MigrationError(f"output {options.out} contains the input {options.src}: choose a folder beside it")
+    for source, given in zip(sources, options.sources):
+        src = source.path
+        if src.is_dir() and (out == src or src in out.parents):
+            raise MigrationError(f"output {options.out} lies inside the input {given}: choose a folder outside it")
+        if src.is_file() and out == src.parent:
+            # OUT/<name> would be the input file itself
+            raise MigrationError(f"output {options.out} is the folder of the input {given}: choose another folder")
+        if out in src.parents:
+            raise MigrationError(f"output {options.out} contains the input {given}: choose a folder beside it")
     if out.exists() and not out.is_dir():
         raise MigrationError(f"output {options.out} exists and is not a folder")
-    if out.exists() and any(out.iterdir()) and not options.force and not options.diff:
-        raise MigrationError(f"output {options.out} is not empty: pass --force to write into it (nothing is deleted)")
     report = out / REPORT_DIR
     if not options.diff and (report.is_symlink() or (report.exists() and not report.is_dir())):
         raise MigrationError(f"{report} exists and is not a folder: move it away")
-    return src, out
+    return sources, out
 
 
-def _migrate_one(job: tuple[str, bytes, str]) -> FileResult:
-    relative, data, target_name = job
+def _check_source(src: Path) -> Source:
+    if not src.exists() and not src.is_symlink():
+        raise MigrationError(f"{src}: no such file or directory")
     try:
-        return migrate_source(data, targets.get(target_name), relative)
-    except (Exception, RecursionError) as error:  # noqa: BLE001 (a rule's bug must not stop the run)
-        first = (str(error).strip().splitlines() or [""])[0]
-        return FileResult(data, error=f"internal error ({type(error).__name__}: {first}); copied unchanged")
+        resolved = src.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise MigrationError(f"{src}: a link that leads nowhere (or a loop of links)") from None
+    if not (resolved.is_dir() or resolved.is_file()):
+        raise MigrationError(f"{src}: not a regular file or directory")
+    return Source(resolved, Path("."))
+
+
+@contextmanager
+def claimed(out: Path, options: Options):
+    """OUT, created if need be and held for this run alone: a second run into it is refused, and
+    so is an OUT that cannot be written, before any work starts."""
+    created = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        handle = os.open(out, os.O_RDONLY)
+    except OSError as error:
+        raise MigrationError(f"cannot create the output {options.out}: {error.strerror or error}") from None
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise MigrationError(f"another torchport migrate is writing into {options.out}: wait for it to end") from None
+        if not created and not options.force and any(out.iterdir()):
+            raise MigrationError(f"output {options.out} is not empty: pass --force to write into it (nothing is deleted)")
+        for folder in (out, out / REPORT_DIR):
+            try:
+                folder.mkdir(exist_ok=True)
+                os.close((probe := tempfile.mkstemp(dir=folder, prefix=".torchport-"))[0])
+                os.unlink(probe[1])
+            except OSError as error:
+                raise MigrationError(f"cannot write into {folder}: {error.strerror or error}") from None
+        yield out
+    except MigrationError:
+        if created:
+            shutil.rmtree(out, ignore_errors=True)  # (it holds nothing but what this run made)
+        raise
+    finally:
+        os.close(handle)
 
 
 class _Writer:
     """Writes under OUT, never through a link that leads out of OUT or into SRC."""
 
-    def __init__(self, src: Path, out: Path, outcome: Outcome) -> None:
-        self.src = src  # resolved: the input folder, or the input file
+    def __init__(self, sources: list[Path], out: Path, outcome: Outcome) -> None:
+        self.sources = sources  # resolved: input folders or files
         self.out = out  # resolved
         self.outcome = outcome
-        out.mkdir(parents=True, exist_ok=True)
 
     def _refusal(self, destination: Path) -> str | None:
         if destination.is_symlink():
@@ -129,7 +197,7 @@ class _Writer:
             resolved = destination.resolve()
         except (OSError, RuntimeError):  # a loop of links
             return "its place in the output is a loop of links: not written"
-        if resolved == self.src or self.src in resolved.parents:
+        if any(resolved == src or src in resolved.parents for src in self.sources):
             return "its place in the output leads into the input through a link: not written"
         if self.out not in resolved.parents:
             return "its place in the output leads out of it through a link: not written"
@@ -149,119 +217,122 @@ class _Writer:
             temporary.unlink(missing_ok=True)
             raise
 
-    def destination(self, relative: Path | str) -> Path | None:
-        destination = self.out / relative
+    def destination(self, name: str) -> Path | None:
+        destination = self.out / name
         reason = self._refusal(destination)
         if reason is not None:
-            self.outcome.skipped.append((str(relative), reason))
+            self.outcome.skipped.append((name, reason))
             return None
         return destination
 
-    def copy(self, base: Path, relative: Path) -> None:
-        destination = self.destination(relative)
-        if destination is None:
-            return
-        try:
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            self._replace(destination, lambda temporary: shutil.copy2(base / relative, temporary))
-        except OSError as error:
-            self.outcome.skipped.append((str(relative), f"could not be copied: {error.strerror or error}"))
+    def copy(self, origin: Path, name: str) -> None:
+        self._put(name, lambda temporary: shutil.copy2(origin, temporary), "could not be copied")
 
-    def write(self, base: Path, relative: str, result: FileResult) -> None:
-        destination = self.destination(relative)
-        if destination is None:
-            return
+    def write(self, origin: Path, name: str, result: FileResult) -> None:
         # keep the mode (an executable script stays one); an unchanged file keeps its times too
         keep = shutil.copymode if result.changed else shutil.copystat
 
         def fill(temporary: Path) -> None:
             temporary.write_bytes(result.source)
-            keep(base / relative, temporary)
+            keep(origin, temporary)
 
+        self._put(name, fill, "could not be written")
+
+    def link(self, name: str, text: str) -> None:
+        """A link that stays inside SRC becomes the same link in OUT (`text` is relative)."""
+        destination = self.destination(name)
+        if destination is None:
+            return
+        if self.out not in Path(os.path.normpath(destination.parent / text)).parents:
+            self.outcome.skipped.append((name, "a link that would lead out of the output: not made"))
+            return
+        try:
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            temporary = destination.with_name(f".torchport-{os.getpid()}-{destination.name}")
+            temporary.unlink(missing_ok=True)
+            os.symlink(text, temporary)
+            os.replace(temporary, destination)
+            self.outcome.links += 1
+        except OSError as error:
+            self.outcome.skipped.append((name, f"the link could not be made: {error.strerror or error}"))
+
+    def _put(self, name: str, fill, failure: str) -> None:
+        destination = self.destination(name)
+        if destination is None:
+            return
         try:
             destination.parent.mkdir(parents=True, exist_ok=True)
             self._replace(destination, fill)
+            self.outcome.written += 1
         except OSError as error:
-            self.outcome.skipped.append((relative, f"could not be written: {error.strerror or error}"))
+            self.outcome.skipped.append((name, f"{failure}: {error.strerror or error}"))
 
 
 def run(options: Options) -> Outcome:
-    src, out = check_paths(options)
+    """Migrate every source; write OUT and its reports unless this is a --diff."""
+    sources, out = check_paths(options)
     outcome = Outcome()
-    base = src if src.is_dir() else src.parent
-    paths = list(walk(src, outcome.skipped))
-    outcome.files = len(paths)
-    python = [p for p in paths if p.suffix == ".py"]
-    outcome.python_files = len(python)
-    writer = None
-    if out is not None and not options.diff:
-        try:
-            writer = _Writer(src, out, outcome)
-        except OSError as error:
-            raise MigrationError(f"cannot create the output {options.out}: {error.strerror or error}") from None
-        for relative in paths:
-            if relative.suffix != ".py":
-                writer.copy(base, relative)
-    jobs = [(str(p), _read(base, p, outcome), options.target) for p in python]
-    jobs = [job for job in jobs if job[1] is not None]
-    progress = Progress(len(jobs)) if options.progress and len(jobs) >= PROGRESS_MIN_FILES else None
-    for (relative, data, _), result in zip(jobs, _map(jobs, options.jobs)):
-        if progress:
-            progress.step()
-        _record(base, relative, data, result, outcome, options, writer)
-    if progress:
-        progress.done()
+    if out is None or options.diff:
+        _migrate(sources, None, options, outcome)
+        return outcome
+    with claimed(out, options):
+        _migrate(sources, _Writer([s.path for s in sources], out, outcome), options, outcome)
+        write_reports(out / REPORT_DIR, outcome.findings, outcome.skipped, outcome.summary(options))
     return outcome
 
 
-def _map(jobs: list, workers: int):
-    """The results of `jobs`, in order. Only files that mention CUDA go to the workers."""
-    mentions = [MENTIONS_CUDA.search(job[1]) is not None for job in jobs]
-    work = [job for job, mentioned in zip(jobs, mentions) if mentioned]
-    if workers <= 1 or len(work) < 2:
-        return map(_migrate_one, jobs)
-    return _merge(jobs, mentions, _pooled(work, min(workers, len(work))))
+def _migrate(sources: list[Source], writer: _Writer | None, options: Options, outcome: Outcome) -> None:
+    python: dict[str, Path] = {}  # name in OUT -> the input file
+    for source in sources:
+        tree = scan(source.path, options.selection)
+
+        def named(relative: Path) -> str:
+            return (source.prefix / relative).as_posix()
+
+        outcome.files += len(tree.files)
+        outcome.not_taken += len(tree.skipped)
+        outcome.skipped += [(named(path), reason) for path, reason in tree.skipped]
+        outcome.excluded += [(named(path), reason) for path, reason in tree.excluded]
+        for relative, text in tree.links:
+            if writer is None:
+                outcome.links += 1
+            else:
+                writer.link(named(relative), text)
+        for relative in tree.files:
+            if relative.suffix == ".py":
+                python[named(relative)] = source.base / relative
+            elif writer is not None:
+                writer.copy(source.base / relative, named(relative))
+    outcome.python_files = len(python)
+    jobs = (Job(name, data) for name, origin in python.items() if (data := _read(origin, name, outcome)) is not None)
+    progress = Progress(len(python)) if options.progress and len(python) >= PROGRESS_MIN_FILES else None
+    results = migrate_guarded(jobs, options.target, options.jobs, options.file_timeout, options.file_memory)
+    for job, result in results:
+        if progress:
+            progress.step()
+        _record(python[job.relative], job, result, outcome, options, writer)
+    if progress:
+        progress.done()
 
 
-def _pooled(work: list, workers: int):
-    """Results in the order of `work`; the biggest files are handed out first, so that one large
-    file started last does not keep the other workers waiting."""
-    pool = ProcessPoolExecutor(max_workers=workers)
+def _read(origin: Path, name: str, outcome: Outcome) -> bytes | None:
     try:
-        order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
-        futures = {i: pool.submit(_migrate_one, work[i]) for i in order}
-        for i in range(len(work)):
-            yield futures.pop(i).result()
-    finally:  # on an interrupt, what has not started is dropped
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _merge(jobs: list, mentions: list[bool], pooled):
-    """Every job's result: the pool's for those that mention CUDA, the file unchanged otherwise."""
-    for job, mentioned in zip(jobs, mentions):
-        yield next(pooled) if mentioned else FileResult(job[1])
-
-
-def _read(base: Path, relative: Path, outcome: Outcome) -> bytes | None:
-    try:
-        return (base / relative).read_bytes()
+        return origin.read_bytes()
     except OSError as error:
-        outcome.skipped.append((str(relative), f"could not be read: {error.strerror or error}"))
+        outcome.skipped.append((name, f"could not be read: {error.strerror or error}"))
         return None
 
 
-def _record(
-    base: Path, relative: str, data: bytes, result: FileResult, outcome: Outcome, options: Options, writer: _Writer | None
-) -> None:
+def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, options: Options, writer: _Writer | None) -> None:
     outcome.findings.extend(result.findings)
     if result.error:
-        outcome.skipped.append((relative, f"not migrated, copied unchanged: {result.error}"))
+        outcome.skipped.append((job.relative, f"not migrated, copied unchanged: {result.error}"))
     if result.changed:
-        outcome.changed.append(relative)
+        outcome.changed.append(job.relative)
         if options.diff:
-            outcome.diffs.append(_unified_diff(relative, data, result.source))
+            outcome.diffs.append(_unified_diff(job.relative, job.data, result.source))
     if writer is not None:
-        writer.write(base, relative, result)
+        writer.write(origin, job.relative, result)
 
 
 def _text(source: bytes) -> str:

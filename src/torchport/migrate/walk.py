@@ -88,40 +88,6 @@ def scan(src: Path, selection: Selection = Selection()) -> Tree:
     return _Scanner(src, selection).run()
 
 
-def walk(src: Path, skipped: list[tuple[str, str]]):
-    """Relative paths of the files under `src`, never following a link out of it.
-
-    The walk before `scan` (no selection, a link to a file inside is read as a file); kept until
-    the engine uses `scan`."""
-    if src.is_file():
-        yield Path(src.name)
-        return
-    for root, dirs, files in os.walk(src, followlinks=False):
-        root_path = Path(root)
-        dirs[:] = sorted(d for d in dirs if d not in ALWAYS_EXCLUDED)
-        for name in list(dirs):
-            path = root_path / name
-            if path.is_symlink():
-                dirs.remove(name)
-                skipped.append((str(path.relative_to(src)), "a linked folder: not followed"))
-        for name in sorted(files):
-            path = root_path / name
-            relative = path.relative_to(src)
-            if path.is_symlink():
-                try:
-                    resolved = path.resolve()
-                except (OSError, RuntimeError):  # RuntimeError: a loop of links, on Python 3.11
-                    skipped.append((str(relative), LINK_LOOP))
-                    continue
-                if not resolved.is_file() or src not in resolved.parents:
-                    skipped.append((str(relative), LINK_AWAY))
-                    continue
-            if not path.is_file():  # a FIFO, socket or device: reading it could block or never end
-                skipped.append((str(relative), NOT_REGULAR))
-                continue
-            yield relative
-
-
 # --- the command line -----------------------------------------------------------------------
 
 
