@@ -1,10 +1,13 @@
 """Setting CUDA-free definitions aside before LibCST must never change what a migration gives."""
 
+import ast
+import re
 from pathlib import Path
 
 import pytest
 
 from torchport import targets
+from torchport.migrate.device_indices import index_names, mentions_of
 from torchport.migrate.elide import MARKER, elide
 from torchport.migrate.source import MENTIONS_CUDA, _migrate, migrate_source
 
@@ -77,6 +80,13 @@ def _inputs():
     return cases
 
 
+def _indices(source: bytes) -> frozenset[str]:
+    try:
+        return index_names(ast.parse(source))
+    except SyntaxError:
+        return frozenset()
+
+
 def _rows(result):
     return [(f.start_line, f.end_line, f.code, f.operation, f.message, f.api) for f in result.findings]
 
@@ -84,7 +94,7 @@ def _rows(result):
 @pytest.mark.parametrize("target", targets.names())
 @pytest.mark.parametrize(("name", "source"), _inputs(), ids=[name for name, _ in _inputs()])
 def test_migrating_with_definitions_set_aside_gives_the_whole_file_result(name, source, target):
-    whole = _migrate(source, targets.get(target), name)
+    whole = _migrate(source, targets.get(target), name, _indices(source))
     fast = migrate_source(source, targets.get(target), name)
     assert fast.source == whole.source
     assert _rows(fast) == _rows(whole)
@@ -146,8 +156,51 @@ def test_a_stand_in_that_cannot_be_put_back_means_the_whole_file_is_migrated(mon
         def restore(self, migrated):
             return None
 
-    monkeypatch.setattr(source_module, "elide", lambda source, mentions: Unrestorable())
+    monkeypatch.setattr(source_module, "elide", lambda source, mentions, tree=None: Unrestorable())
     result = migrate_source(MIXED, targets.get("cpu"), "mixed.py")
-    whole = _migrate(MIXED, targets.get("cpu"), "mixed.py")
+    whole = _migrate(MIXED, targets.get("cpu"), "mixed.py", _indices(MIXED))
     assert result.source == whole.source and _rows(result) == _rows(whole)
     assert b"return os.environ" in result.source
+
+
+RANK_ACROSS_DEFINITIONS = b'''import os
+import torch
+
+
+class Trainer:
+    def setup(self):
+        self.local_rank = int(os.environ["LOCAL_RANK"])
+
+    def remember(self):
+        self.gpu = self.local_rank
+
+    def unrelated(self, x):
+        return x * 2
+
+    def train(self, model):
+        return model.to(self.gpu)
+
+
+def helper(values):
+    return sorted(values)
+
+
+def main():
+    trainer = Trainer()
+    trainer.train(torch.nn.Linear(2, 2).cuda())
+'''
+
+
+@pytest.mark.parametrize("target", targets.names())
+def test_a_file_with_a_device_index_is_set_aside_too_but_never_what_carries_the_index(target):
+    """What sets, copies or uses an index is kept, even where it mentions no CUDA (`remember`
+    copies it, `train` uses it): the result equals the whole file's, with less parsed."""
+    whole = _migrate(RANK_ACROSS_DEFINITIONS, targets.get(target), "t.py", _indices(RANK_ACROSS_DEFINITIONS))
+    fast = migrate_source(RANK_ACROSS_DEFINITIONS, targets.get(target), "t.py")
+    assert fast.source == whole.source and _rows(fast) == _rows(whole)
+    kept = re.compile(MENTIONS_CUDA.pattern + b"|" + mentions_of(_indices(RANK_ACROSS_DEFINITIONS)))
+    reduced = elide(RANK_ACROSS_DEFINITIONS, kept).reduced.decode()
+    assert "def helper(): pass" in reduced and "def unrelated(): pass" in reduced
+    assert "self.gpu = self.local_rank" in reduced and "return model.to(self.gpu)" in reduced
+    assert "self.gpu" in _indices(RANK_ACROSS_DEFINITIONS)
+    assert "model.to(self.gpu)" not in fast.source.decode()  # ported: the index names a device

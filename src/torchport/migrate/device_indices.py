@@ -12,9 +12,8 @@ Names are compared as dotted source text (`self.gpu_id`, `args.gpu`), file-wide.
 
 from __future__ import annotations
 
+import ast
 import re
-
-import libcst as cst
 
 # The same sources, as the text a file must contain to have one (the pre-filter's part).
 INDEX_SOURCES = rb"\bLOCAL_RANK\b|[\"']RANK[\"']|\bget_(?:node_)?(?:local_)?rank\(|\bspawn\(|--local[_-]rank|--gpu\b"
@@ -23,104 +22,94 @@ RANK_QUERIES = {"get_rank", "get_local_rank", "get_node_local_rank"}
 INDEX_OPTIONS = {"local_rank", "local-rank", "gpu", "gpu_id", "gpu-id"}
 SPAWNS = {"spawn", "start_processes"}
 
-_EMPTY = cst.Module([])
 
+def index_names(tree: ast.Module) -> frozenset[str]:
+    """The dotted names (`local_rank`, `self.gpu_id`, `args.gpu`) that hold a device index.
 
-def index_names(module: cst.Module) -> frozenset[str]:
-    """The dotted names (`local_rank`, `self.gpu_id`, `args.gpu`) that hold a device index."""
-    finder = _Sources()
-    module.visit(finder)
-    names = set(finder.found)
+    Read with `ast` from the whole file (light, and before any code is set aside: the index may
+    be set in one definition and used in another)."""
+    found: set[str] = set()
+    copies: list[tuple[str, str]] = []  # (target, value) of plain `a = b` assignments
+    spawned: set[str] = set()  # names of functions started by mp.spawn
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    options: set[str] = set()  # argparse options that hold a device index
+    parsed: set[str] = {"args"}  # names that hold parsed options (`args = parser.parse_args()`)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [name for name in map(_dotted, targets) if name is not None]
+            if isinstance(node.value, ast.Call) and _called_name(node.value) == "parse_args":
+                parsed.update(names)
+            source = _dotted(node.value)
+            for name in names:
+                if _is_rank_source(node.value):
+                    found.add(name)
+                elif source is not None:
+                    copies.append((name, source))
+        elif isinstance(node, ast.Call):
+            called = _called_name(node)
+            if called in SPAWNS and node.args and isinstance(node.args[0], ast.Name):
+                spawned.add(node.args[0].id)
+            elif called == "add_argument":
+                for arg in node.args:
+                    option = _string(arg)
+                    if option and option.startswith("--") and option[2:] in INDEX_OPTIONS:
+                        options.add(option[2:].replace("-", "_"))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions[node.name] = node
+    found.update(f"{holder}.{option}" for holder in parsed for option in options)
+    for name in spawned:
+        function = functions.get(name)
+        if function is not None and function.args.args:
+            found.add(function.args.args[0].arg)
     changed = True
     while changed:  # follow assignments from names already known, until nothing new is found
         changed = False
-        for target, value in finder.copies:
-            if value in names and target not in names:
-                names.add(target)
+        for target, value in copies:
+            if value in found and target not in found:
+                found.add(target)
                 changed = True
-    return frozenset(names)
+    return frozenset(found)
 
 
-def _dotted(node: cst.CSTNode) -> str | None:
-    inner = node
-    while isinstance(inner, cst.Attribute):
-        inner = inner.value
-    return _EMPTY.code_for_node(node) if isinstance(inner, cst.Name) else None
+def mentions_of(names: frozenset[str]) -> bytes:
+    """What a definition that sets, copies or uses one of `names` must contain (its last part as
+    a word, e.g. `gpu_id` for `self.gpu_id`), and what sets one up: for the elision to keep it."""
+    words = sorted({name.rsplit(".", 1)[-1] for name in names})
+    return b"|".join([INDEX_SOURCES, rb"\bparse_args\b", *(rb"\b" + re.escape(w.encode()) + rb"\b" for w in words)])
 
 
-def _string(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
-def _called_name(call: cst.Call) -> str:
+def _string(node: ast.expr) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _called_name(call: ast.Call) -> str:
     func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
-def _is_rank_source(value: cst.BaseExpression) -> bool:
+def _is_rank_source(value: ast.expr) -> bool:
     """`int(os.environ["LOCAL_RANK"])`, `int(os.getenv("RANK", 0))`, `dist.get_rank()`, ..."""
-    if not isinstance(value, cst.Call):
+    if not isinstance(value, ast.Call):
         return False
     if _called_name(value) in RANK_QUERIES:
         return True
     if _called_name(value) != "int" or not value.args:
         return False
-    inner = value.args[0].value
+    inner = value.args[0]
     key = None
-    if isinstance(inner, cst.Subscript) and len(inner.slice) == 1 and isinstance(inner.slice[0].slice, cst.Index):
-        key = _string(inner.slice[0].slice.value)
-    elif isinstance(inner, cst.Call) and _called_name(inner) in ("get", "getenv") and inner.args:
-        key = _string(inner.args[0].value)
+    if isinstance(inner, ast.Subscript):
+        key = _string(inner.slice)
+    elif isinstance(inner, ast.Call) and _called_name(inner) in ("get", "getenv") and inner.args:
+        key = _string(inner.args[0])
     return key is not None and RANK_VARIABLE.fullmatch(key) is not None
-
-
-class _Sources(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: set[str] = set()
-        self.copies: list[tuple[str, str]] = []  # (target, value) of plain `a = b` assignments
-        self.spawned: set[str] = set()  # names of functions started by mp.spawn
-        self.functions: dict[str, cst.FunctionDef] = {}
-        self.options: set[str] = set()  # argparse options that hold a device index
-        self.parsed: set[str] = {"args"}  # names that hold parsed options (`args = parser.parse_args()`)
-
-    def visit_Assign(self, node: cst.Assign) -> None:  # noqa: N802
-        self._assigned([t.target for t in node.targets], node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:  # noqa: N802
-        if node.value is not None:
-            self._assigned([node.target], node.value)
-
-    def _assigned(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
-        names = [name for name in map(_dotted, targets) if name is not None]
-        source = _dotted(value)
-        if isinstance(value, cst.Call) and _called_name(value) == "parse_args":
-            self.parsed.update(names)
-        for name in names:
-            if _is_rank_source(value):
-                self.found.add(name)
-            elif source is not None:
-                self.copies.append((name, source))
-
-    def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
-        name = _called_name(node)
-        if name in SPAWNS and node.args and isinstance(node.args[0].value, cst.Name):
-            self.spawned.add(node.args[0].value.value)
-        elif name == "add_argument":
-            for arg in node.args:
-                option = _string(arg.value)
-                if arg.keyword is None and option and option.startswith("--") and option[2:] in INDEX_OPTIONS:
-                    self.options.add(option[2:].replace("-", "_"))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:  # noqa: N802
-        self.functions[node.name.value] = node
-
-    def leave_Module(self, original_node: cst.Module) -> None:  # noqa: N802
-        self.found.update(f"{parsed}.{option}" for parsed in self.parsed for option in self.options)
-        for name in self.spawned:
-            function = self.functions.get(name)
-            if function is not None and function.params.params:
-                self.found.add(function.params.params[0].name.value)

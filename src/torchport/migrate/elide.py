@@ -66,15 +66,17 @@ class Elision:
         return first + hidden_before(first, False), last + hidden_before(last, last > first)
 
 
-def elide(source: bytes, mentions: re.Pattern[bytes]) -> Elision | None:
+def elide(source: bytes, mentions: re.Pattern[bytes], tree: ast.Module | None = None) -> Elision | None:
     """The source with every definition that `mentions` does not match set aside, or None
-    when there is nothing worth setting aside (or the file is not one `ast` can read)."""
+    when there is nothing worth setting aside (or the file is not one `ast` can read).
+    `tree`: the source's `ast`, when the caller has it already."""
     if MARKER in source:
         return None
-    try:
-        tree = ast.parse(source)
-    except AST_PARSE_ERRORS:
-        return None
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except AST_PARSE_ERRORS:
+            return None
     lines = source.splitlines(keepends=True)
     names = _names_bound_near_cuda(tree, lines, mentions)
     names_re = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b") if names else None

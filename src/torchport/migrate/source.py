@@ -11,18 +11,18 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from torchport.migrate import imports
-from torchport.migrate.device_indices import INDEX_SOURCES
+from torchport.migrate.device_indices import INDEX_SOURCES, index_names, mentions_of
 from torchport.migrate.elide import Elision, elide
 from torchport.findings import Finding, Operation
-from torchport.migrate.names import ImportTable
+from torchport.migrate.names import AST_PARSE_ERRORS, ImportTable
 from torchport.migrate.rules import RULES
 from torchport.migrate.rules.base import ApplyFixes, FileContext, NameAnalysisError, RulesPass, source_of
 from torchport.targets import Target
 
 # A file that never spells what some rule reacts to has nothing to migrate: it is not even parsed.
 MENTIONS_CUDA = re.compile(b"|".join(sorted({rule.mentions for rule in RULES})))
-# A file with a device-index source is migrated whole: the index may be set in one definition
-# and used in another, which the elision would have set aside (see device_indices.py).
+# In a file with a device-index source, the index may be set in one definition and used in
+# another: the names that hold one are found first, and what mentions them is kept whole.
 MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
 IMPORT_CODE = "TP000"
 
@@ -42,13 +42,27 @@ def migrate_source(source: bytes, target: Target, path: str = "<string>") -> Fil
     """Migrate Python `source` (bytes, any declared encoding) to `target`."""
     if not MENTIONS_CUDA.search(source):
         return FileResult(source)
-    elision = None if MENTIONS_INDEX_SOURCE.search(source) else elide(source, MENTIONS_CUDA)
+    indices, elision = _set_aside(source)
     if elision is not None:
-        result = _migrate(elision.reduced, target, path)
+        result = _migrate(elision.reduced, target, path, indices)
         restored = elision.restore(result.source) if result.changed else source
         if result.error is None and restored is not None:
             return FileResult(restored, [_at_original_lines(f, elision) for f in result.findings])
-    return _migrate(source, target, path)
+    return _migrate(source, target, path, indices)
+
+
+def _set_aside(source: bytes) -> tuple[frozenset[str], Elision | None]:
+    """The names that hold a device index, and what LibCST need not see; read with `ast`, whose
+    tree is dropped before LibCST's (much larger) one is built."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except AST_PARSE_ERRORS:
+        return frozenset(), None
+    indices = index_names(tree) if MENTIONS_INDEX_SOURCE.search(source) else frozenset()
+    kept = re.compile(MENTIONS_CUDA.pattern + b"|" + mentions_of(indices)) if indices else MENTIONS_CUDA
+    return indices, elide(source, kept, tree)
 
 
 def _at_original_lines(finding: Finding, elision: Elision) -> Finding:
@@ -56,13 +70,13 @@ def _at_original_lines(finding: Finding, elision: Elision) -> Finding:
     return replace(finding, start_line=start, end_line=end)
 
 
-def _migrate(source: bytes, target: Target, path: str) -> FileResult:
-    """Migrate all of `source` with LibCST."""
+def _migrate(source: bytes, target: Target, path: str, indices: frozenset[str]) -> FileResult:
+    """Migrate all of `source` with LibCST; `indices` are the names that hold a device index."""
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
         return FileResult(source, error=_one_line(error))
-    context = FileContext(target=target, path=path, module=module, imports=ImportTable.of(source))
+    context = FileContext(target=target, path=path, module=module, imports=ImportTable.of(source), device_index_names=indices)
     try:
         module.visit(RulesPass([rule(context) for rule in RULES]))
     except NameAnalysisError as error:

@@ -20,7 +20,6 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
 
 from torchport.findings import Finding, Operation
-from torchport.migrate.device_indices import index_names
 from torchport.migrate.lines import node_lines
 from torchport.migrate.names import ImportTable
 from torchport.targets import Target
@@ -62,14 +61,7 @@ class FileContext:
     wrapper: MetadataWrapper | None = None  # for a scope analysis, made on first need
     metadata_reader: _MetadataReader | None = None
     reported: list[tuple[cst.CSTNode, str, Operation, str, str]] = field(default_factory=list)
-    _index_names: frozenset[str] | None = None
-
-    @property
-    def device_index_names(self) -> frozenset[str]:
-        """Names that hold a CUDA device index (see device_indices.py), found on first need."""
-        if self._index_names is None:
-            self._index_names = index_names(self.module)
-        return self._index_names
+    device_index_names: frozenset[str] = frozenset()  # names that hold a CUDA device index (device_indices.py)
 
     def need_expression(self, source: str) -> None:
         """Record the imports and target definitions that a piece of generated code relies on."""
