@@ -9,6 +9,8 @@ mentions CUDA is not parsed at all; in one that does, only the definitions that 
 LibCST (the rest are set aside by `ast`: see torchport/migrate/elide.py). Both are measured here
 in one run, on the same files, with one process and with --jobs processes. The default sample
 (--limit 160 files, spread evenly over the sorted list) takes under a minute on two idle cores.
+Then: the price of the guarded worker (the same migrations in-process), and the peak resident
+memory of a -j 1 run on the sample and on a generated 200k-line file (about a minute more).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +30,7 @@ import libcst
 from torchport.migrate import engine
 from torchport.migrate.elide import elide
 from torchport.migrate.source import MENTIONS_CUDA
+from torchport.migrate.workers import Job, migrate_one
 
 SKIP = {"__pycache__", ".git"}
 
@@ -89,12 +93,55 @@ def migrate(root: Path, out: Path, target: str, jobs: int) -> tuple[float, engin
     return time.perf_counter() - start, outcome
 
 
+def in_process(root: Path, files: list[Path], target: str) -> float:
+    """Wall time of the same migrations in this process, with no worker around them: the price of
+    the isolation is migrate -j 1 over this."""
+    start = time.perf_counter()
+    for relative in files:
+        if relative.suffix == ".py":
+            migrate_one(Job(str(relative), (root / relative).read_bytes()), target)
+    return time.perf_counter() - start
+
+
+PEAK = """
+import resource, sys
+from pathlib import Path
+from torchport.migrate import engine
+engine.run(engine.Options(sources=[Path(sys.argv[1])], out=Path(sys.argv[2]), target=sys.argv[3]))
+mine, workers = (resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+print(max(mine, workers) * 1024)
+"""
+
+
+def peak_memory(src: Path, out: Path, target: str) -> tuple[float, int]:
+    """Wall time and peak resident memory (bytes) of `migrate src -o out -j 1`, in a fresh process:
+    the largest of the main process and its worker."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", PEAK, str(src), str(out), target], capture_output=True, text=True, check=True)
+    return time.perf_counter() - start, int(done.stdout.split()[-1])
+
+
+def generated_file(path: Path, lines: int = 200_000) -> None:
+    """A `lines`-line training module: every tenth function moves data to the GPU and syncs, and
+    a LOCAL_RANK index is read, so the file is migrated with its device indices followed."""
+    text = ["import os", "import torch", "", 'LOCAL_RANK = int(os.environ.get("LOCAL_RANK", 0))', ""]
+    i = 0
+    while len(text) < lines:
+        if i % 10 == 0:
+            text += [f"def step{i}(x):", "    y = x.cuda(LOCAL_RANK)", "    torch.cuda.synchronize()", "    return y * 2", ""]
+        else:
+            text += [f"def step{i}(x):", "    y = x + 1", "    z = y * 3", "    return z - 1", ""]
+        i += 1
+    path.write_text("\n".join(text) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--src", type=Path, help="a folder of Python code (default: the installed torch package)")
     parser.add_argument("--limit", type=int, default=160, help="at most N files, spread over the tree (0: all; default 160)")
     parser.add_argument("--target", default="npu", help="migration target (default: npu)")
     parser.add_argument("--jobs", type=int, default=2, help="processes for the parallel rows (default: 2)")
+    parser.add_argument("--big-lines", type=int, default=200_000, help="lines of the generated file (0: skip it)")
     args = parser.parse_args(argv)
 
     source = (args.src or default_src()).resolve()
@@ -154,6 +201,19 @@ def main(argv: list[str] | None = None) -> int:
         parse_1, migrate_1 = rows[0][1], rows[0][2]
         verdict = "no slower than" if migrate_1 <= parse_1 else f"{migrate_1 / parse_1:.1f}x slower than"
         print(f"verdict  with one process, migrate is {verdict} a bare parse of the same files")
+        bare = in_process(root, files, args.target)
+        print(f"isolation  migrate -j 1 (guarded worker, writes, reports) {migrate_1:.1f} s vs the same migrations "
+              f"in this process {bare:.1f} s: {migrate_1 / bare:.2f}x")
+        wall, peak = peak_memory(root, Path(scratch) / "peak", args.target)
+        print(f"memory   the sample, -j 1: peak {peak / 2**20:,.0f} MB resident ({wall:.1f} s)")
+        if args.big_lines:
+            big = Path(scratch) / "big" / "train.py"
+            big.parent.mkdir()
+            generated_file(big, args.big_lines)
+            wall, peak = peak_memory(big, Path(scratch) / "big_out", args.target)
+            size = big.stat().st_size
+            print(f"memory   a generated {args.big_lines:,}-line file ({size / 1e6:.1f} MB): peak {peak / 2**20:,.0f} MB resident, "
+                  f"{wall:.1f} s, {args.big_lines / wall:,.0f} lines/s")
     return 0
 
 
