@@ -1,0 +1,1 @@
+"""Static analysers: report what cannot be moved off CUDA, or could be faster."""
