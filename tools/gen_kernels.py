@@ -7,15 +7,17 @@
 Writes src/torchport/targets/data/kernels-<package>-<version>.json; commit the result.
 
 torch (`native_functions.yaml`): each aten overload lands in exactly one of four sections,
-  composite_implicit  no `dispatch:` and no `structured_delegate:`, or a CompositeImplicitAutograd
-                      kernel: autograd rewrites it into other ops before any backend sees it;
+  composite_implicit  no `dispatch:` (an empty one means no kernel) and no `structured_delegate:`,
+                      or a CompositeImplicitAutograd kernel: autograd rewrites it into other ops
+                      before any backend sees it;
   composite_explicit  a CompositeExplicitAutograd(NonFunctional) kernel: one kernel that serves
                       every backend (it calls other ops, which are recorded on their own);
   inherits            `structured_delegate: X` (the backend kernel is generated from X's, and an
                       out-of-tree backend reaches X through the generated composite) and the
                       variants that an `autogen:` line generates from an op: supported wherever
                       X is;
-  kernels             the backend keys (CPU, CUDA, MPS, XPU, ...) listed under `dispatch:`; an
+  kernels             the backend keys (CPU, CUDA, MPS, XPU, ...) listed under `dispatch:` (and
+                      CPU, CUDA for a `ufunc_inner_loop:`, which torchgen makes them from); an
                       empty list means no dense kernel anywhere (sparse or quantized only).
 Beside them: `arity` (how many arguments each overload takes, which is how many input shapes the
 profiler prints for a call: it tells overloads apart) and `out_variants` (the out= overloads).
@@ -46,6 +48,8 @@ NPU_YAMLS = (
 NPU_ATEN_SECTIONS = ("supported", "symint", "autograd")
 # Dense backend keys worth recording: the targets' own and CUDA, where the code comes from.
 BACKEND_KEYS = ("CPU", "CUDA", "MPS", "XPU", "HPU", "MTIA")
+# torchgen generates these backends' kernels from a `ufunc_inner_loop:` (add.out)
+UFUNC_KEYS = {"CPU", "CUDA"}
 IMPLICIT_KEYS = {"CompositeImplicitAutograd"}
 EXPLICIT_KEYS = {"CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"}
 
@@ -90,6 +94,8 @@ def _dispatch_keys(entry: dict) -> set[str]:
     keys: set[str] = set()
     for spec in (entry.get("dispatch") or {}):
         keys.update(k.strip() for k in spec.split(","))
+    if entry.get("ufunc_inner_loop"):
+        keys |= UFUNC_KEYS
     return keys
 
 
@@ -114,7 +120,7 @@ def classify(entries: list[dict]) -> dict[str, object]:
             inherits[name] = entry["structured_delegate"]
         elif keys & EXPLICIT_KEYS:
             explicit.append(name)
-        elif not keys or keys & IMPLICIT_KEYS:
+        elif "dispatch" not in entry or keys & IMPLICIT_KEYS:  # `dispatch: {}` is no kernel at all
             implicit.append(name)
         else:
             kernels[name] = [key for key in BACKEND_KEYS if key in keys]
