@@ -1,0 +1,108 @@
+"""`ops check`: a verdict per op on a target, from the kernel lists of the real wheels."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from torchport.ops import kernels, opset
+from torchport.ops.check import Verdict, check
+from torchport.ops.opset import OpSet
+
+DATA = kernels.default()
+
+
+def _ops(*records) -> OpSet:
+    ops = OpSet()
+    for name, options in records:
+        ops.add(name, **{"direct": 1, **options})
+    return ops
+
+
+def _verdicts(ops: OpSet, target: str) -> dict[str, tuple[Verdict, str]]:
+    return {row.op.name: (row.verdict, row.why) for row in check(ops, target, DATA)}
+
+
+@pytest.mark.parametrize("target", ["npu", "mps", "cpu"])
+def test_addmm_passes_on_every_device(target):
+    ops = _ops(("aten::addmm", {"overload": "default", "dtypes": ["float32"]}))
+    assert _verdicts(ops, target)["aten::addmm"][0] is Verdict.OK
+
+
+def test_ctc_loss_has_no_mps_kernel_and_eigh_none_on_the_npu():
+    ops = _ops(("aten::_ctc_loss", {"overload": "default"}), ("aten::_linalg_eigh", {"overload": "default"}))
+    mps, npu = _verdicts(ops, "mps"), _verdicts(ops, "npu")
+    assert mps["aten::_ctc_loss"][0] is Verdict.MISSING
+    assert "no MPS kernel in torch 2.13.0" in mps["aten::_ctc_loss"][1]
+    assert "PYTORCH_ENABLE_MPS_FALLBACK=1" in mps["aten::_ctc_loss"][1]
+    assert npu["aten::_ctc_loss"][0] is Verdict.OK  # torch_npu has one
+    assert npu["aten::_linalg_eigh"][0] is Verdict.MISSING
+    assert "not in torch_npu 2.14.0's kernels" in npu["aten::_linalg_eigh"][1]
+
+
+def test_float64_is_flagged_on_mps_only():
+    ops = _ops(("aten::addmm", {"overload": "default", "dtypes": ["float64"]}))
+    verdict, why = _verdicts(ops, "mps")["aten::addmm"]
+    assert verdict is Verdict.DTYPE and why.startswith("float64: the MPS framework has no float64")
+    assert _verdicts(ops, "npu")["aten::addmm"][0] is Verdict.OK
+
+
+def test_an_op_known_only_by_name_is_judged_by_the_overloads_its_argument_count_fits():
+    # addmm.dtype (6 arguments) has no MPS kernel; a call with 5 inputs is plain addmm
+    five = _ops(("aten::addmm", {"shapes": [[5], [2, 36], [36, 5], [], []]}))
+    assert _verdicts(five, "mps")["aten::addmm"][0] is Verdict.OK
+    both = _ops(("aten::addmm", {"overload": "default"}), ("aten::addmm", {"overload": "dtype"}))
+    verdict, why = _verdicts(both, "mps")["aten::addmm"]
+    assert verdict is Verdict.PARTIAL and why.startswith("addmm.dtype: no MPS kernel")
+
+
+def test_an_op_called_only_inside_other_kernels_is_internal_not_missing():
+    ops = _ops(("aten::_slow_conv2d_forward", {"overload": "default"}))
+    assert _verdicts(ops, "mps")["aten::_slow_conv2d_forward"][0] is Verdict.MISSING
+    ops.records["aten::_slow_conv2d_forward"].direct = 0
+    verdict, why = _verdicts(ops, "mps")["aten::_slow_conv2d_forward"]
+    assert verdict is Verdict.INTERNAL and why.startswith("called only inside other ops' backend kernels")
+
+
+def test_what_the_data_cannot_answer_is_unknown():
+    ops = _ops(("torchvision::nms", {}), ("aten::relu", {"overload": "default"}), ("aten::no_such_op", {}))
+    xpu = _verdicts(ops, "xpu")
+    assert xpu["torchvision::nms"][0] is Verdict.UNKNOWN
+    assert xpu["aten::no_such_op"][0] is Verdict.UNKNOWN
+    assert xpu["aten::relu"] == (Verdict.UNKNOWN, "XPU kernels are registered by intel/torch-xpu-ops, not in these data")
+
+
+def test_torch_npu_operators_exist_only_on_the_npu():
+    ops = _ops(("npu::npu_format_cast", {}))
+    assert _verdicts(ops, "npu")["npu::npu_format_cast"][0] is Verdict.OK
+    assert _verdicts(ops, "mps")["npu::npu_format_cast"][0] is Verdict.MISSING
+
+
+def test_accelerator_code_needs_a_kernel_on_every_backend_and_says_which_lack_it():
+    ops = _ops(("aten::_ctc_loss", {"overload": "default"}), ("aten::addmm", {"overload": "default"}))
+    verdicts = _verdicts(ops, "accelerator")
+    verdict, why = verdicts["aten::_ctc_loss"]
+    assert verdict is Verdict.MISSING and why.startswith("XPU: ") and "MPS: no MPS kernel" in why
+    assert "NPU" not in why  # torch_npu has it
+    assert verdicts["aten::addmm"][0] is Verdict.OK
+
+
+def test_the_command_prints_a_table_and_writes_every_verdict_to_csv(cli, tmp_path):
+    ops = _ops(("aten::_ctc_loss", {"overload": "default"}), ("aten::addmm", {"overload": "default"}))
+    opset.write(tmp_path / "ops.json", ops, {"kind": "test"})
+    status, out, err = cli("ops", "check", tmp_path / "ops.json", "--target", "mps", "--csv", tmp_path / "mps.csv")
+    assert status == 0 and err == ""
+    header, row, summary = out.splitlines()
+    assert header.split() == ["op", "count", "verdict", "why"]
+    assert row.split()[:3] == ["aten::_ctc_loss", "1", "missing"]
+    assert summary == "torchport ops check [mps]: 2 ops: 1 missing, 1 ok"
+    with open(tmp_path / "mps.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["Op"], r["Verdict"], r["Target"]) for r in rows] == [
+        ("aten::_ctc_loss", "missing", "mps"), ("aten::addmm", "ok", "mps")
+    ]
+    status, _, _ = cli("ops", "check", tmp_path / "ops.json", "--target", "mps", "--strict")
+    assert status == 1
+    status, out, _ = cli("ops", "check", tmp_path / "ops.json", "--target", "npu", "--strict")
+    assert status == 0 and out.splitlines() == ["torchport ops check [npu]: 2 ops: 2 ok"]
