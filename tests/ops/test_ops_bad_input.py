@@ -93,3 +93,23 @@ def test_help_explains_each_action(torchport):
     for action, said in (("extract", "key_averages"), ("capture", "--steps N ends the run"), ("check", "Verdicts")):
         done = torchport("ops", action, "--help")
         assert done.returncode == 0 and said in done.stdout, action
+
+
+def test_a_log_whose_lines_start_with_a_bracket_is_read_as_a_log(cli, profiled, tmp_path):
+    log = tmp_path / "rank0.log"
+    log.write_text("\n".join(f"[rank0]: {line}" for line in profiled.table.splitlines()) + "\n")
+    status, out, err = cli("ops", "extract", log, "-o", tmp_path / "ops.json")
+    assert status == 0 and err == "" and "1 profiler table(s)" in out
+
+
+def test_a_gzipped_trace_is_read_and_one_cut_short_keeps_what_it_holds(cli, profiled, tmp_path):
+    import gzip
+
+    packed = gzip.compress(profiled.trace.read_bytes())
+    (tmp_path / "trace.json.gz").write_bytes(packed)
+    status, out, _ = cli("ops", "extract", tmp_path / "trace.json.gz", "-o", tmp_path / "ops.json")
+    assert status == 0 and "chrome trace" in out
+    (tmp_path / "cut.json.gz").write_bytes(packed[: len(packed) * 2 // 3])
+    status, _, err = cli("ops", "extract", tmp_path / "cut.json.gz", "-o", tmp_path / "ops.json")
+    assert "events before it" in _one_line(status, err, tmp_path / "cut.json.gz")
+    assert json.loads((tmp_path / "ops.json").read_text())["ops"]

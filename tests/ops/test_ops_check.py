@@ -65,6 +65,12 @@ def test_an_op_called_only_inside_other_kernels_is_internal_not_missing():
     assert verdict is Verdict.INTERNAL and why.startswith("called only inside other ops' backend kernels")
 
 
+def test_an_op_only_cuda_has_is_missing_with_a_hint_that_it_is_a_cuda_path():
+    verdict, why = _verdicts(_ops(("aten::cudnn_convolution", {})), "npu")["aten::cudnn_convolution"]
+    assert verdict is Verdict.MISSING and why.endswith("(only CUDA has it: likely the path an op above it takes there, which may differ here)")
+    assert "only" not in _verdicts(_ops(("aten::_linalg_eigh", {})), "npu")["aten::_linalg_eigh"][1]
+
+
 def test_what_the_data_cannot_answer_is_unknown():
     ops = _ops(("torchvision::nms", {}), ("aten::relu", {"overload": "default"}), ("aten::no_such_op", {}))
     xpu = _verdicts(ops, "xpu")

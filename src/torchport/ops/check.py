@@ -98,8 +98,18 @@ def judge(record: OpRecord, backend: str, data: KernelData) -> tuple[Verdict, st
     if verdict is Verdict.MISSING or verdict is Verdict.PARTIAL:
         if record.direct == 0:
             return Verdict.INTERNAL, f"called only inside other ops' backend kernels; {why}"
-        return verdict, why
+        return verdict, why + _sole_backend_hint(overloads, data)
     return _dtype_verdict(record, backend) or (verdict, why)
+
+
+def _sole_backend_hint(overloads: list[str], data: KernelData) -> str:
+    """An op only one backend has (aten::cudnn_convolution) is mostly that backend's own path,
+    chosen by an op above it (a kernel, or a composite op that looks at the device, as
+    scaled_dot_product_attention does), which on the target may choose another path."""
+    sole = {data.sole_backend(name) for name in overloads}
+    if len(sole) != 1 or None in sole:
+        return ""
+    return f" (only {sole.pop()} has it: likely the path an op above it takes there, which may differ here)"
 
 
 def _overloads(record: OpRecord, data: KernelData) -> list[str]:

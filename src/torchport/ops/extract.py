@@ -1,6 +1,6 @@
 """Ops from a profiler output file: a chrome trace (JSON, or gzipped JSON) or a log with a table.
 
-The kind is told by the content, not the name: JSON starts with `{` or `[`. Whatever cannot be
+The kind is told by the content, not the name: JSON starts with `{` (or `[{`, an array of events). Whatever cannot be
 read is a UsageError naming the file; a file read only in part (a trace or table cut short)
 gives its ops with `problem` set, so the caller writes them and then reports the problem.
 """
@@ -8,6 +8,7 @@ gives its ops with `problem` set, so the caller writes them and then reports the
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,9 @@ from torchport.errors import UsageError
 from torchport.ops import table, trace
 from torchport.ops.kernels import KernelData
 from torchport.ops.opset import OpSet
+
+# a JSON object, or an array of events; not a log whose lines start "[rank0]: "
+JSON_START = re.compile(r"\s*(\{|\[\s*[{\]])")
 
 
 @dataclass
@@ -29,7 +33,7 @@ def extract(path: Path, data: KernelData) -> Extracted:
     text = read_text(path)
     if not text.strip():
         raise UsageError(f"{path}: empty file")
-    if text.lstrip()[:1] in ("{", "["):
+    if JSON_START.match(text):
         return _from_trace(path, text, data)
     return _from_table(path, text, data)
 

@@ -95,6 +95,14 @@ class KernelData:
             return [packet]
         return [name for name in overloads if name not in self.out_variants] or overloads
 
+    def sole_backend(self, overload: str) -> str | None:
+        """The one backend with a kernel for `overload` when there is just one ('CUDA' for
+        cudnn_convolution): such an op is that backend's own path, chosen by an op above it."""
+        while overload in self.inherits:
+            overload = self.inherits[overload]
+        keys = self.kernels.get(overload) or []
+        return keys[0] if len(keys) == 1 else None
+
     def is_composite(self, overload: str) -> bool:
         """One kernel for every backend: the ops it calls are needed on every backend too."""
         while overload in self.inherits:
