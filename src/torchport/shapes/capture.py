@@ -1,0 +1,164 @@
+"""What the detector sees: every torch call of the user's code, through one TorchFunctionMode
+(functions, Tensor methods and operators, nn.functional) and one global module forward hook
+(`model(x)`, `self.fc(x)`), not a wrapper per function as Ascend's rewrite makes.
+
+The mode and the hook are in place only while a step of the loop runs (`Capture.install` and
+`remove` around each `yield` of `DETECTOR.start`), so data loading and the code after the loop
+cost nothing and are not recorded. During `optimizer.step()` the mode is lifted off the stack
+(global optimizer step hooks): an optimizer makes ten calls per parameter, none of them the
+user's, and each would otherwise pass through Python only to be turned away.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from torchport.shapes.callsites import USER, CallSites, display_path, position
+from torchport.shapes.names import Names
+from torchport.shapes.signatures import PLAIN_TYPES, call_shapes, shapes_of
+from torchport.shapes.sites import Site
+
+
+class Recorder:
+    """The call sites seen, and which of them the iteration in progress touched."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.tensor = torch.Tensor
+        self.plain = PLAIN_TYPES | {torch.dtype, torch.device, torch.Size, torch.layout, torch.memory_format}
+        self.callsites = CallSites()
+        self.names = Names()
+        self.sites: dict[tuple, Site] = {}
+        self.iteration = 0  # the number of finished iterations: the index of the one in progress
+        self.touched: list[Site] = []
+        self.recording = False
+
+    def note(self, frame, name: str, what, inputs: tuple, outputs: tuple) -> None:
+        """One call of `what` (a function, a module class) at `frame`'s instruction."""
+        key = (id(frame.f_code), frame.f_lasti, what)
+        site = self.sites.get(key)
+        if site is None:
+            site = self.sites[key] = self.new_site(frame, name)
+        signature = (inputs, outputs)
+        if site.seen_in != self.iteration:
+            site.seen_in = self.iteration
+            site.current = {signature}
+            self.touched.append(site)
+        else:
+            site.current.add(signature)
+
+    def new_site(self, frame, name: str, paths=()) -> Site:
+        line, column = position(frame)
+        return Site(display_path(frame.f_code.co_filename), line, column, name,
+                    self.callsites.user_stack(frame), paths)
+
+    def finish(self, completed: bool) -> None:
+        """End the iteration in progress: keep what it saw when it ran to its end."""
+        for site in self.touched:
+            site.commit() if completed else site.discard()
+        self.touched.clear()
+        if completed:
+            self.iteration += 1
+
+
+def module_name(cls) -> str:
+    """`torch.nn.Linear` for torch's modules, `Net` for the script's own, `package.module.Net` else."""
+    import torch
+
+    if cls.__module__.startswith("torch.") and getattr(torch.nn, cls.__name__, None) is cls:
+        return f"torch.nn.{cls.__name__}"
+    return cls.__name__ if cls.__module__ == "__main__" else f"{cls.__module__}.{cls.__name__}"
+
+
+def _shape_mode(recorder: Recorder, mode_base):
+    """The TorchFunctionMode; its __torch_function__ runs on every torch call of a step, so what it
+    uses is bound once here and the common case (a call straight from the user's frame, a name
+    already known) is a few dict look-ups."""
+    known, name_of = recorder.names.known, recorder.names.of
+    kinds, user_frame = recorder.callsites.kinds, recorder.callsites.user_frame
+    note, tensor, plain, getframe = recorder.note, recorder.tensor, recorder.plain, sys._getframe
+
+    class ShapeMode(mode_base):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if kwargs is None:
+                kwargs = {}
+            try:
+                name = known[func]
+            except (KeyError, TypeError):
+                name = name_of(func)
+            if name is None or not recorder.recording:
+                return func(*args, **kwargs)
+            frame = getframe(1)
+            if kinds.get(id(frame.f_code)) != USER:
+                frame = user_frame(frame)
+                if frame is None:
+                    return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            outputs = (result.shape,) if isinstance(result, tensor) else shapes_of(result, tensor)
+            note(frame, name, func, call_shapes(args, kwargs, tensor, plain), outputs)
+            return result
+
+    return ShapeMode()
+
+
+class Capture:
+    """Installs and removes the mode and the forward hook that feed a Recorder."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        import torch
+        from torch.overrides import TorchFunctionMode
+
+        self.recorder = recorder
+        self._torch = torch
+        self._handles: list = []
+        self._lifted = False  # the mode is off the stack for an optimizer step
+        self._module_names: dict = {}
+
+        self.mode = _shape_mode(recorder, TorchFunctionMode)
+
+    def install(self) -> None:
+        from torch.nn.modules.module import register_module_forward_hook
+        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+        self.mode.__enter__()
+        self._lifted = False
+        self._handles = [register_module_forward_hook(self._forward_hook, with_kwargs=True),
+                         register_optimizer_step_pre_hook(self._lift),
+                         register_optimizer_step_post_hook(self._restore)]
+
+    def remove(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        if self._on_top():
+            self.mode.__exit__(None, None, None)
+        # else the script left a mode of its own on top: ours stays below it, inert (not recording)
+
+    def _on_top(self) -> bool:
+        from torch.overrides import _get_current_function_mode
+
+        return _get_current_function_mode() is self.mode
+
+    def _lift(self, optimizer, args, kwargs) -> None:
+        if self._on_top():
+            self.mode.__exit__(None, None, None)
+            self._lifted = True
+
+    def _restore(self, optimizer, args, kwargs) -> None:
+        if self._lifted:
+            self._lifted = False
+            self.mode.__enter__()
+
+    def _forward_hook(self, module, args, kwargs, output):
+        recorder = self.recorder
+        if not recorder.recording:
+            return None
+        with self._torch._C.DisableTorchFunction():  # reading .shape would call the mode
+            frame = recorder.callsites.module_caller(sys._getframe(1))
+            if frame is not None:
+                cls = type(module)
+                name = self._module_names.get(cls) or self._module_names.setdefault(cls, module_name(cls))
+                recorder.note(frame, name, cls, call_shapes(args, kwargs, recorder.tensor, recorder.plain),
+                              shapes_of(output, recorder.tensor))
+        return None

@@ -1,0 +1,67 @@
+"""The dynamic-shape report: Ascend's CSV columns first, then ours; and the terminal summary.
+
+Ascend's `msft_dynamic_shape_analysis_report.csv` has `Function Name, File Path, Line Number,
+Call Stack, Input Shape Range, Output Shape Range` and lists only the dynamic sites; a script that
+reads it reads ours. The columns added after them: the call's column on its line, the number of
+distinct (input, output) signatures, the steps the site was seen in, Dynamic (yes/no: with
+`--all` the static sites are listed too), the dims that varied, and the remedy per target.
+"""
+
+from __future__ import annotations
+
+import csv
+
+from torchport.shapes.remedies import advice, row_remedy
+from torchport.shapes.sites import BATCH, IN, OUT, Site, shape_range, varying_dims
+
+ASCEND_COLUMNS = ["Function Name", "File Path", "Line Number", "Call Stack", "Input Shape Range",
+                  "Output Shape Range"]
+COLUMNS = ASCEND_COLUMNS + ["Column", "Distinct Shapes", "Iterations", "Dynamic", "Varying Dims", "Remedy"]
+SHOWN = 12  # dynamic sites named in the terminal summary
+
+
+def rows(sites: list[Site], include_static: bool = False) -> list[list]:
+    chosen = [site for site in sites if site.iterations and (site.dynamic or include_static)]
+    chosen.sort(key=lambda site: (site.file, site.line, site.column, site.function))
+    table = []
+    for site in chosen:
+        varying = varying_dims(site) if site.dynamic else []
+        table.append([
+            site.function, site.file, site.line, site.stack, shape_range(site, IN), shape_range(site, OUT),
+            site.column, len(site.signatures), site.iterations, "yes" if site.dynamic else "no",
+            "; ".join(dim.label for dim in varying),
+            row_remedy(site, varying, site.function == BATCH) if site.dynamic else "",
+        ])
+    return table
+
+
+def write_csv(path: str, sites: list[Site], include_static: bool = False) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        writer.writerows(rows(sites, include_static))
+
+
+def summary(sites: list[Site], steps: int, report_path: str | None) -> str:
+    """What the terminal shows: counts, the dynamic sites, and what to do about them."""
+    seen = [site for site in sites if site.iterations]
+    dynamic = sorted((site for site in seen if site.dynamic), key=lambda s: (s.file, s.line, s.column))
+    where = f": report {report_path}" if report_path else ""
+    head = (f"torchport shapes: {steps} step{'s' if steps != 1 else ''}, {len(seen)} call sites, "
+            f"{len(dynamic)} dynamic{where}")
+    if not dynamic:
+        tail = (" (fixed shapes: on an NPU keep jit_compile=True, its fused kernels are faster)"
+                if steps > 1 else " (one step or none: nothing to compare)")
+        return head + tail
+    lines = [head]
+    for site in dynamic[:SHOWN]:
+        shapes = (f"shapes {shape_range(site, OUT)}" if site.function == BATCH
+                  else f"in {shape_range(site, IN)}  out {shape_range(site, OUT)}")
+        lines.append(f"  {site.file}:{site.line}  {site.function}  {shapes}  "
+                     f"({len(site.signatures)} shapes in {site.iterations} steps)")
+    if len(dynamic) > SHOWN:
+        lines.append(f"  ... and {len(dynamic) - SHOWN} more in the report")
+    batch = next((site for site in dynamic if site.function == BATCH), None)
+    lines.append("Each new shape is compiled again (NPU, torch.compile, XLA, CUDA graphs). Remedies:")
+    lines += advice(dynamic, batch)
+    return "\n".join(lines)
