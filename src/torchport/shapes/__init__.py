@@ -5,18 +5,21 @@
         ...                                # script.py` makes this edit itself, in memory
     # at exit: dynamic_shape_report.csv (Ascend's columns, plus ours)
 
+    DataLoader(ds, collate_fn=pad_to_buckets([16, 32, 64]))   # N shapes -> 3
+
 `instrument_source(source, path)` (the copy `torchport analyze --mode dynamic-shape` writes) and
-`find_training_loops` need no torch: importing this package does not import it; DETECTOR and
-ShapeDetector load their modules on first use.
+`find_training_loops` need no torch: importing this package does not import it; DETECTOR,
+ShapeDetector and pad_to_buckets load their modules on first use.
 """
 
 from __future__ import annotations
 
 from torchport.shapes.loops import find_training_loops, instrument_source
 
-__all__ = ["DETECTOR", "ShapeDetector", "find_training_loops", "instrument_source"]
+__all__ = ["DETECTOR", "ShapeDetector", "find_training_loops", "instrument_source", "pad_to_buckets"]
 
-_LAZY = {"DETECTOR": "detector", "ShapeDetector": "detector", "StepLimit": "detector"}
+_LAZY = {"DETECTOR": "detector", "ShapeDetector": "detector", "StepLimit": "detector",
+         "pad_to_buckets": "buckets"}
 
 
 def __getattr__(name: str):
