@@ -16,7 +16,7 @@ DATA = kernels.default()
 def _ops(*records) -> OpSet:
     ops = OpSet()
     for name, options in records:
-        ops.add(name, **{"direct": 1, **options})
+        ops.add(name, **{"caller": "", **options})
     return ops
 
 
@@ -57,12 +57,15 @@ def test_an_op_known_only_by_name_is_judged_by_the_overloads_its_argument_count_
     assert verdict is Verdict.PARTIAL and why.startswith("addmm.dtype: no MPS kernel")
 
 
-def test_an_op_called_only_inside_other_kernels_is_internal_not_missing():
-    ops = _ops(("aten::_slow_conv2d_forward", {"overload": "default"}))
-    assert _verdicts(ops, "mps")["aten::_slow_conv2d_forward"][0] is Verdict.MISSING
-    ops.records["aten::_slow_conv2d_forward"].direct = 0
-    verdict, why = _verdicts(ops, "mps")["aten::_slow_conv2d_forward"]
-    assert verdict is Verdict.INTERNAL and why.startswith("called only inside other ops' backend kernels")
+def test_an_op_called_only_inside_an_op_the_target_has_its_own_kernel_for_is_internal():
+    # recorded on CUDA: cudnn_convolution inside _convolution's composite kernel
+    ops = _ops(("aten::cudnn_convolution", {"caller": "aten::_convolution", "count": 2}))
+    verdict, why = _verdicts(ops, "npu")["aten::cudnn_convolution"]  # torch_npu has its own _convolution
+    assert verdict is Verdict.INTERNAL
+    assert why.startswith("called only inside aten::_convolution, which NPU runs with its own kernel")
+    assert _verdicts(ops, "mps")["aten::cudnn_convolution"][0] is Verdict.MISSING  # MPS runs the composite one
+    ops.add("aten::cudnn_convolution", caller="")  # once at the top level: the program calls it itself
+    assert _verdicts(ops, "npu")["aten::cudnn_convolution"][0] is Verdict.MISSING
 
 
 def test_an_op_only_cuda_has_is_missing_with_a_hint_that_it_is_a_cuda_path():

@@ -52,13 +52,17 @@ def test_shapes_and_dtypes_agree_between_trace_and_capture(profiled):
     assert captured["aten::nll_loss_forward"].dtypes == ["float32", "int64"]
 
 
-def test_trace_and_capture_agree_on_which_calls_are_made_inside_a_kernel(profiled):
+def test_trace_and_capture_agree_on_which_op_each_call_was_made_inside(profiled):
     traced, captured = _trace_ops(profiled.trace).records, profiled.captured.records
-    for name in ("aten::addmm", "aten::convolution", "aten::mkldnn_convolution", "aten::clamp_min"):
-        assert traced[name].direct == captured[name].direct, name
-    assert captured["aten::clamp_min"].direct == 0  # relu's CPU kernel calls it
-    assert captured["aten::mkldnn_convolution"].direct == 2  # convolution is composite: needed everywhere
-    assert _table_ops(profiled.table).records["aten::addmm"].direct is None  # a table cannot tell
+    # the profiler files some detach calls under a plain "detach", so their counts differ
+    assert {name: (r.top_level, r.callers) for name, r in traced.items() if name != "aten::detach"} == {
+        name: (r.top_level, r.callers) for name, r in captured.items() if name != "aten::detach"
+    }
+    assert captured["aten::addmm"].top_level == 2 and captured["aten::addmm"].callers == {}
+    assert captured["aten::clamp_min"].callers == {"aten::relu": 2}  # relu's CPU kernel calls it
+    assert captured["aten::mkldnn_convolution"].callers == {"aten::_convolution": 2}
+    table_addmm = _table_ops(profiled.table).records["aten::addmm"]
+    assert table_addmm.top_level is None and table_addmm.callers is None  # a table cannot tell
 
 
 def test_a_table_inside_a_log_with_a_prefix_on_every_line_is_read(profiled):

@@ -114,7 +114,7 @@ def to_opset(calls: Counter, data: KernelData) -> OpSet:
         ops.add(
             call.name,
             count,
-            direct=count if call.direct else 0,
+            caller=call.caller,
             overload=call.overload,
             shapes=_lists(call.shapes),
             dtypes=list(call.dtypes),

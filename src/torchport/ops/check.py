@@ -5,9 +5,9 @@ Verdicts, worst first:
   dtype     a kernel exists, but an input's element type cannot live on the target (float64 on MPS)
   partial   some of the overloads the call can be have no kernel (the source named only the op)
   unknown   the data cannot say (not an aten op; XPU kernels outside torch's own list)
-  internal  no kernel, but every recorded call was made inside another op's backend kernel on the
-            machine that recorded it (aten::cudnn_convolution under aten::convolution on CUDA):
-            on the target that op runs its own kernel, which takes its own path
+  internal  no kernel, but every recorded call was made inside an op the target runs with a kernel
+            of its own (aten::cudnn_convolution inside aten::_convolution, recorded on CUDA, on
+            the NPU, which has its own _convolution): the target never makes that call
   ok        a kernel of the target's, or a composite one that every backend shares
 
 `accelerator` code must run wherever torch.accelerator lands, so an op there needs a kernel on
@@ -96,10 +96,18 @@ def judge(record: OpRecord, backend: str, data: KernelData) -> tuple[Verdict, st
     answers = {name: data.support(name, backend) for name in overloads}
     verdict, why = _combine(answers, backend)
     if verdict is Verdict.MISSING or verdict is Verdict.PARTIAL:
-        if record.direct == 0:
-            return Verdict.INTERNAL, f"called only inside other ops' backend kernels; {why}"
+        if _only_inside_own_kernels(record, backend, data):
+            callers = ", ".join(sorted(record.callers))
+            return Verdict.INTERNAL, f"called only inside {callers}, which {backend} runs with its own kernel; {why}"
         return verdict, why + _sole_backend_hint(overloads, data)
     return _dtype_verdict(record, backend) or (verdict, why)
+
+
+def _only_inside_own_kernels(record: OpRecord, backend: str, data: KernelData) -> bool:
+    """Whether every call was made inside an op that `backend` runs with a kernel of its own."""
+    if record.top_level != 0 or not record.callers:
+        return False
+    return all(data.own_kernel(caller, backend) for caller in record.callers)
 
 
 def _sole_backend_hint(overloads: list[str], data: KernelData) -> str:

@@ -7,8 +7,9 @@
                      (torch 2.13.0's native_functions.yaml, torch_npu 2.14.0's NPU op yaml)
 
 ops.json lists each op with its call count, input shapes and element types (schema
-"torchport-ops/1"). Verdicts: missing, dtype (float64 on MPS), partial (some overloads),
-unknown, internal (only ever called inside another op's kernel where it was recorded), ok.
+"torchport-ops/1"), and where known the op each call was made inside. Verdicts: missing,
+dtype (float64 on MPS), partial (some overloads), unknown, internal (called only inside ops the
+target runs with kernels of its own, so never there), ok.
 With --target accelerator an op needs a kernel on every backend (CUDA, NPU, XPU, MPS, CPU).
 
 examples:
@@ -40,7 +41,7 @@ Read the aten ops of a profiler run from PROFILE, and write them to ops.json:
     completed when one aten op starts so, else left out and named;
   - a chrome trace, prof.export_chrome_trace("trace.json") (also gzipped, as the tensorboard
     handler writes it); with record_shapes=True it gives shapes and element types too, and its
-    nesting tells the ops called inside another op's kernel.
+    nesting tells which op each call was made inside.
 A trace or a table cut short gives the ops read before the cut, and exit status 2.
 """
 

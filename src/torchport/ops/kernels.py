@@ -103,11 +103,22 @@ class KernelData:
         keys = self.kernels.get(overload) or []
         return keys[0] if len(keys) == 1 else None
 
-    def is_composite(self, overload: str) -> bool:
-        """One kernel for every backend: the ops it calls are needed on every backend too."""
-        while overload in self.inherits:
+    def own_kernel(self, op: str, backend: str) -> bool:
+        """Whether `backend` runs `op` ('aten::_convolution') with a kernel of its own, not a
+        composite one: the ops it was seen calling elsewhere are then not called there."""
+        namespace, _, packet = op.rpartition("::")
+        overloads = self.candidates(packet, set()) if namespace == "aten" else []
+        return bool(overloads) and all(self._own(name, backend) for name in overloads)
+
+    def _own(self, overload: str, backend: str) -> bool:
+        seen = set()
+        while True:
+            if backend == NPU and overload in self.npu:
+                return True
+            if overload not in self.inherits or overload in seen:
+                return backend in self.kernels.get(overload, [])
+            seen.add(overload)
             overload = self.inherits[overload]
-        return overload in self.implicit or overload in self.explicit
 
     def overload_name(self, packet: str, overload: str) -> str:
         """The data's name of an overload: ('addmm', 'default') -> 'addmm'."""

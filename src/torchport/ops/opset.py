@@ -4,11 +4,10 @@
      "source": {"kind": "profiler-table" | "chrome-trace" | "capture", "file": ..., ...},
      "ops": [{"name": "aten::addmm",            operator, with its namespace
               "count": 12,                      calls seen
-              "direct": 12,                     calls the program itself needs: not made inside
-                                                another op's backend kernel (top-level calls, and
-                                                calls made by composite ops, which every backend
-                                                makes alike); null: the source cannot tell (a
-                                                printed table has no nesting)
+              "top_level": 12,                  calls not made inside another op
+              "callers": {"aten::mm": 2},       the others, by the op they were made inside (the
+                                                nearest one a backend runs); both null when the
+                                                source cannot tell (a printed table has no nesting)
               "overloads": ["default"],         null when the source names only the operator
               "shapes": [[[2, 36], [36, 5], ...]], distinct input shapes, one list per call form:
                                                 a shape per argument, [] where it is no tensor (or
@@ -37,7 +36,8 @@ SCHEMA = "torchport-ops/1"
 class OpRecord:
     name: str
     count: int = 0
-    direct: int | None = 0
+    top_level: int | None = 0
+    callers: dict[str, int] | None = field(default_factory=dict)
     overloads: list[str] | None = field(default_factory=list)
     shapes: list = field(default_factory=list)
     dtypes: list[str] | None = field(default_factory=list)
@@ -63,15 +63,21 @@ class OpSet:
         name: str,
         count: int = 1,
         *,
-        direct: int | None,
+        caller: str | None,
         overload: str | None = None,
         shapes: list | None = None,
         dtypes: list[str] | None = None,
     ) -> None:
-        """`count` calls of `name`; None for what the source does not say."""
+        """`count` calls of `name`, made inside `caller` ("" for none: top-level; None when the
+        source cannot tell); None for anything else the source does not say."""
         record = self.records.setdefault(name, OpRecord(name))
         record.count += count
-        record.direct = None if direct is None or record.direct is None else record.direct + direct
+        if caller is None or record.callers is None:
+            record.top_level = record.callers = None
+        elif caller:
+            record.callers[caller] = record.callers.get(caller, 0) + count
+        else:
+            record.top_level += count
         record.overloads = _merged(record.overloads, None if overload is None else [overload])
         record.dtypes = _merged(record.dtypes, dtypes)
         if shapes is not None and shapes not in record.shapes:
@@ -101,7 +107,8 @@ def _record_json(record: OpRecord) -> dict:
     return {
         "name": record.name,
         "count": record.count,
-        "direct": record.direct,
+        "top_level": record.top_level,
+        "callers": record.callers,
         "overloads": record.overloads,
         "shapes": record.shapes,
         "dtypes": record.dtypes,
@@ -129,7 +136,8 @@ def read(path: Path) -> tuple[OpSet, dict]:
         raise UsageError(f"{path}: not an ops.json (no \"schema\": \"{SCHEMA}\" with a list of \"ops\")")
     ops = OpSet()
     for number, entry in enumerate(data["ops"], 1):
-        ops.records[_entry_name(path, number, entry)] = _record(entry)
+        name = _entry_name(path, number, entry)
+        ops.records[name] = _record(entry)
     return ops, data.get("source") or {}
 
 
@@ -143,7 +151,8 @@ def _record(entry: dict) -> OpRecord:
     return OpRecord(
         name=entry["name"],
         count=entry["count"],
-        direct=entry.get("direct"),
+        top_level=entry.get("top_level"),
+        callers=entry.get("callers"),
         overloads=entry.get("overloads"),
         shapes=entry.get("shapes") or [],
         dtypes=entry.get("dtypes"),

@@ -10,8 +10,9 @@ the kernel the op would have run anyway. Where no such kernel is registered (a b
 an op without tensor arguments) the op runs as usual and the ops inside it go unrecorded.
 
 Each call is recorded with its overload, input shapes (one per schema argument, as the profiler
-prints them), element types, and whether it is `direct`: not made inside another op's backend
-kernel (see opset).
+prints them), element types, and its caller: the op it was made inside ("" at the top level).
+CompositeImplicitAutograd ops are no callers (ops.json leaves them out, see opset): the nearest
+op around them is.
 """
 
 from __future__ import annotations
@@ -44,13 +45,13 @@ class Call:
     overload: str  # "default"
     shapes: tuple
     dtypes: tuple[str, ...]
-    direct: bool
+    caller: str  # "aten::_convolution", or "" at the top level
 
 
 @dataclass(frozen=True)
 class _Frame:
     func: object
-    composite: bool
+    implicit: bool  # a CompositeImplicitAutograd kernel: no caller of its own
 
 
 class OpRecorder(TorchDispatchMode):
@@ -77,10 +78,10 @@ class OpRecorder(TorchDispatchMode):
             return func(*args, **kwargs)
         key = kernel_key(func, args, kwargs)
         if func.namespace not in UNRECORDED_NAMESPACES:
-            self._record(func, args, kwargs, direct=all(frame.composite for frame in frames))
+            self._record(func, args, kwargs, _caller(frames))
         if key is None:
             return func(*args, **kwargs)
-        frames.append(_Frame(func, _is_composite(func, key)))
+        frames.append(_Frame(func, key == DispatchKey.CompositeImplicitAutograd))
         torch._C._push_on_torch_dispatch_stack(self)
         try:
             return func._op_dk(key, *args, **kwargs)
@@ -88,10 +89,17 @@ class OpRecorder(TorchDispatchMode):
             torch._C._pop_torch_dispatch_stack(None)
             frames.pop()
 
-    def _record(self, func, args: tuple, kwargs: dict, direct: bool) -> None:
+    def _record(self, func, args: tuple, kwargs: dict, caller: str) -> None:
         shapes, types, devices = describe(func, args, kwargs)
         self.devices.update(devices)
-        self.calls[Call(func._schema.name, func._overloadname, shapes, types, direct)] += 1
+        self.calls[Call(func._schema.name, func._overloadname, shapes, types, caller)] += 1
+
+
+def _caller(frames: list[_Frame]) -> str:
+    for frame in reversed(frames):
+        if not frame.implicit:
+            return frame.func._schema.name
+    return ""
 
 
 def kernel_key(func, args: tuple, kwargs: dict) -> DispatchKey | None:
@@ -133,18 +141,6 @@ def _number_for_tensor(func, args: tuple) -> bool:
 @lru_cache(maxsize=None)
 def _host_keys():
     return torch._C._dispatch_keys(torch.empty(()))
-
-
-def _is_composite(func, key: DispatchKey) -> bool:
-    """Whether the kernel that runs serves every backend alike (so the ops it calls are needed on
-    every backend). A factory's BackendSelect kernel only picks the backend: what runs next is the
-    op's composite kernel if it has one and no backend's own."""
-    if key in COMPOSITE_KEYS:
-        return True
-    if key != DispatchKey.BackendSelect:
-        return False
-    name = func.name()
-    return any(torch._C._dispatch_has_kernel_for_dispatch_key(name, k) for k in COMPOSITE_KEYS)
 
 
 def describe(func, args: tuple, kwargs: dict) -> tuple[tuple, tuple[str, ...], set[str]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from torchport.errors import UsageError
 from torchport.ops.check import Row, Verdict
 
-CSV_COLUMNS = ["Op", "Count", "Direct", "Verdict", "Why", "Target", "Overloads", "Dtypes"]
+CSV_COLUMNS = ["Op", "Count", "Verdict", "Why", "Target", "Top Level", "Callers", "Overloads", "Dtypes"]
 
 
 def table(rows: list[Row]) -> str:
@@ -36,8 +36,10 @@ def write_csv(path: Path, rows: list[Row], target: str) -> None:
             writer.writerow(CSV_COLUMNS)
             for r in rows:
                 writer.writerow([
-                    r.op.name, r.op.count, "" if r.op.direct is None else r.op.direct, r.verdict.value, r.why,
-                    target, " ".join(r.op.overloads or []), " ".join(r.op.dtypes or []),
+                    r.op.name, r.op.count, r.verdict.value, r.why, target,
+                    "" if r.op.top_level is None else r.op.top_level,
+                    " ".join(f"{name}:{n}" for name, n in sorted((r.op.callers or {}).items())),
+                    " ".join(r.op.overloads or []), " ".join(r.op.dtypes or []),
                 ])
     except OSError as error:
         raise UsageError(f"{path}: cannot write ({error.strerror or error})") from None

@@ -7,7 +7,7 @@ prefix (a timestamp, "[rank0]: ") are read if the prefix is as long as the rule'
 name is no operator (autograd nodes, "Optimizer.step#SGD.step", CUDA runtime calls) are skipped;
 a name the table cut short ("aten::_scaled_dot_product_flash_atte...") is completed when one
 aten operator starts so. A log with several tables (one per epoch) gives their sum.
-The table has no nesting and no element types: `direct` and `dtypes` are null.
+The table has no nesting and no element types: `top_level`, `callers` and `dtypes` are null.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def _add_row(cells: dict[str, str], data: KernelData, result: TableResult) -> No
     if name is None or not count.isdigit() or data.is_implicit(name, _arities(shapes)):
         return
     result.rows += 1
-    result.ops.add(name, int(count), direct=None, shapes=shapes, dtypes=None)
+    result.ops.add(name, int(count), caller=None, shapes=shapes, dtypes=None)
 
 
 def _operator(name: str, data: KernelData, result: TableResult) -> str | None:

@@ -3,8 +3,8 @@ torch.profiler.tensorboard_trace_handler writes) into ops.
 
 Operator events are the complete events ("ph": "X") of category cpu_op whose name is an operator
 ("aten::addmm"). With record_shapes=True they carry "Input Dims" and "Input type", the source of
-shapes and element types. Events nest in time on their thread: an op inside another op's backend
-kernel is not `direct` (see opset). A trace cut short (a run killed while writing it) gives the
+shapes and element types. Events nest in time on their thread: an op's caller is the nearest op
+around it that is not CompositeImplicitAutograd (as in a capture, see opset). A trace cut short (a run killed while writing it) gives the
 ops of the events before the cut, and says where it broke.
 """
 
@@ -49,11 +49,11 @@ def parse(text: str, data: KernelData) -> TraceResult:
     ops = OpSet()
     result = TraceResult(ops, problem=problem)
     for thread in _by_thread(events).values():
-        for event, direct in _nested(thread, data):
+        for event, implicit, caller in _nested(thread, data):
             result.events += 1
             result.with_shapes |= event.shapes is not None
-            if not data.is_implicit(event.name, _arities(event)):
-                ops.add(event.name, direct=int(direct), shapes=event.shapes, dtypes=_dtypes(event))
+            if not implicit:
+                ops.add(event.name, caller=caller, shapes=event.shapes, dtypes=_dtypes(event))
     return result
 
 
@@ -122,21 +122,17 @@ def _operator_event(raw: object) -> _Event | None:
 
 
 def _nested(thread: list[_Event], data: KernelData):
-    """Each event with whether it is direct: no enclosing op on its thread runs a backend kernel."""
+    """Each event, whether no backend runs it (CompositeImplicitAutograd), and its caller: the
+    nearest enclosing op on its thread that a backend runs ("" for none)."""
     thread.sort(key=lambda e: (e.start, -e.end))
-    open_events: list[tuple[_Event, bool]] = []  # (event, runs a composite kernel)
+    open_events: list[tuple[_Event, bool]] = []  # (event, implicit)
     for event in thread:
         while open_events and open_events[-1][0].end < event.end - EPSILON:
             open_events.pop()
-        yield event, all(composite for _, composite in open_events)
-        open_events.append((event, _composite(event, data)))
-
-
-def _composite(event: _Event, data: KernelData) -> bool:
-    namespace, _, packet = event.name.partition("::")
-    if namespace != "aten" or not data.knows(packet):
-        return False
-    return all(data.is_composite(name) for name in data.candidates(packet, _arities(event)))
+        callers = [e.name for e, implicit in open_events if not implicit]
+        implicit = data.is_implicit(event.name, _arities(event))
+        yield event, implicit, callers[-1] if callers else ""
+        open_events.append((event, implicit))
 
 
 def _arities(event: _Event) -> set[int]:
