@@ -18,6 +18,7 @@ from torchport.errors import UsageError
 COMMANDS = {
     "migrate": ("torchport.migrate.command", "rewrite CUDA code for another target into a new tree"),
     "run": ("torchport.runtime.command", "run an unmodified CUDA script on another target"),
+    "shapes": ("torchport.shapes.command", "find the torch calls whose shapes change from step to step"),
     "ops": ("torchport.ops.command", "which aten ops a run uses that a target has no kernel for"),
     "targets": ("torchport.targets.command", "list the targets, or what each torch.cuda API becomes"),
 }

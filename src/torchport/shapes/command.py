@@ -1,0 +1,178 @@
+"""Find the torch calls whose shapes change from step to step, in an unmodified script.
+
+The script's training loop is found from its source: the outermost `for` loop whose body reaches
+`.backward()` or an optimizer's `.step()`, directly or through functions of the same file (an
+epoch loop around it is passed over). It is wrapped in `DETECTOR.start(...)` in memory (the file
+is not changed, its line numbers are kept), and every torch call that the script's code makes in
+a step is recorded: functions, Tensor methods and operators, nn.functional, module calls.
+
+A call site is dynamic when its shapes differ from step to step: on an NPU, under torch.compile,
+XLA or CUDA graphs each new shape is compiled again. The report lists the dynamic sites in
+Ascend's columns (Function Name, File Path, Line Number, Call Stack, Input Shape Range, Output
+Shape Range), then ours (Column, Distinct Shapes, Iterations, Dynamic, Varying Dims, Remedy); the
+terminal shows the remedies per target: NPU, torch.compile, and padding the data to buckets.
+
+examples:
+  torchport shapes --steps 20 train.py --epochs 1      report in ./dynamic_shape_report.csv
+  torchport shapes --target cpu -o reports train.py    a CUDA script, on the CPU (as torchport run)
+  torchrun --nproc_per_node 2 --no-python torchport shapes train.py
+                                                       each rank writes dynamic_shape_report.rank<N>.csv
+
+When no such loop is found, wrap yours by hand and run the script with python:
+  from torchport.shapes import DETECTOR
+  for batch in DETECTOR.start(loader):
+
+The exit status is the program's (0 when --steps ended it). A script that fails still leaves the
+report of the steps it finished. torchport's own errors (a bad option, no such script, no loop
+found) are one line on stderr and status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from torchport import targets
+from torchport.errors import UsageError
+from torchport.shapes.loops import MANUAL_EDIT, find_training_loops, instrument_source
+
+REPORT = "dynamic_shape_report.csv"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--steps", metavar="N",
+                        help="stop the program after N steps of the loop, then report (default: run it all)")
+    parser.add_argument("-o", "--output", default=".", metavar="DIR",
+                        help="the directory for the report (default: the current one)")
+    parser.add_argument("--report", default=REPORT, metavar="NAME",
+                        help=f"the report's file name (default {REPORT}; torchrun ranks add .rank<N>)")
+    parser.add_argument("--all", action="store_true",
+                        help="list the static call sites too (Dynamic column: no)")
+    parser.add_argument("--target", choices=["auto", *targets.names()],
+                        help="also migrate at run time, as `torchport run --target` does (default: run as written)")
+    parser.add_argument("--log", metavar="FILE",
+                        help="with --target: the run-time call-site log (default DIR/torchport_run.log)")
+    parser.add_argument("program", nargs=argparse.REMAINDER, metavar="script.py [args ...]",
+                        help="the script and its arguments")
+
+
+def main(args: argparse.Namespace) -> int:
+    from torchport.runtime.command import _require_torch
+
+    steps = _positive(args.steps, "--steps") if args.steps is not None else None
+    script, argv = _script(args.program)
+    code = _instrumented_code(script)
+    _require_torch()
+    report = os.path.join(_output_dir(args.output), args.report)
+    session = _migrate_at_run_time(args) if args.target else None
+    from torchport.shapes.detector import DETECTOR
+
+    DETECTOR.reset()
+    DETECTOR.configure(report=report, include_static=args.all, max_steps=steps, exit_at_limit=True)
+    try:
+        return _run(code, script, argv)
+    finally:
+        _report(DETECTOR, steps)
+        if session is not None:
+            session.log.close()
+
+
+def _positive(text: str, option: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"{option} takes a whole number, not {text!r}") from None
+    if value < 1:
+        raise UsageError(f"{option} must be at least 1, not {value}")
+    return value
+
+
+def _script(program: list[str]) -> tuple[str, list[str]]:
+    if not program:
+        raise UsageError("give a script to run: torchport shapes [options] script.py [args]")
+    script = program[0]
+    if not os.path.isfile(script):
+        raise UsageError(f"no such script: {script}")
+    return script, list(program)
+
+
+def _instrumented_code(script: str):
+    """The script's code with its training loop wrapped; the loops found are named on stderr."""
+    from torchport.shapes.launch import compile_script
+
+    try:
+        with open(script, "rb") as handle:
+            source = handle.read()
+        instrumented = instrument_source(source, script)
+        loops = find_training_loops(source, script)
+    except OSError as error:
+        raise UsageError(f"cannot read {script}: {error.strerror or error}") from None
+    except SyntaxError as error:
+        raise UsageError(f"{script}:{error.lineno}: the script does not parse: {error.msg}") from None
+    except ValueError as error:  # source that is not text
+        raise UsageError(f"{script}: the script does not parse: {error}") from None
+    if instrumented is None:
+        if b"DETECTOR.start(" in source:  # wrapped by hand, around a loop we do not recognise
+            return compile_script(source, script)
+        raise UsageError(f"no training loop found in {script} (no for loop reaches .backward() or an "
+                         f"optimizer's .step()); wrap yours by hand: {MANUAL_EDIT}")
+    for loop in loops:
+        print(f"torchport shapes: recording the loop at {script}:{loop.line}  {loop.header}", file=sys.stderr)
+    return compile_script(instrumented, script)
+
+
+def _output_dir(directory: str) -> str:
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"cannot create the output directory {directory}: {error.strerror or error}") from None
+    return directory
+
+
+def _migrate_at_run_time(args: argparse.Namespace):
+    """Patch torch for --target as `torchport run` does, its child processes included."""
+    from torchport import runtime
+    from torchport.runtime.autoload import LOG_ENV, TARGET_ENV
+
+    log = args.log or os.path.join(args.output, "torchport_run.log")
+    try:
+        session = runtime.apply(args.target, log=log)
+    except runtime.TargetError as error:
+        raise UsageError(str(error)) from None
+    os.environ[TARGET_ENV] = session.target.name
+    os.environ[LOG_ENV] = os.path.abspath(log)
+    return session
+
+
+def _run(code, script: str, argv: list[str]) -> int:
+    """Run the script; its exit status, as `torchport run` gives it."""
+    from torchport.runtime.command import _exit_status, _report_uncaught
+    from torchport.shapes.detector import StepLimit
+    from torchport.shapes.launch import from_the_script, run_as_main
+
+    try:
+        run_as_main(code, script, argv)
+    except StepLimit:
+        return 0
+    except SystemExit as stop:
+        return _exit_status(stop.code)
+    except KeyboardInterrupt:
+        raise  # the CLI's one line and status 130, after the report
+    except BaseException as error:
+        _report_uncaught(from_the_script(error))
+        return 1
+    return 0
+
+
+def _report(detector, steps: int | None) -> None:
+    """Write the report of the steps finished; rank 0 (or a process on its own) prints the summary."""
+    try:
+        written = detector.save()
+    except OSError as error:
+        print(f"torchport shapes: the report could not be written: {error}", file=sys.stderr)
+        return
+    if os.environ.get("RANK") in (None, "", "0"):
+        if steps is not None and detector.steps >= steps:
+            print(f"torchport shapes: stopped after {detector.steps} steps (--steps {steps})", file=sys.stderr)
+        print(detector.summary(written), file=sys.stderr)
