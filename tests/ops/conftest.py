@@ -66,6 +66,12 @@ def load_cnn(folder: Path):
     return module
 
 
+@pytest.fixture
+def cnn(tmp_path):
+    """The SMALL_CNN module: build() and step()."""
+    return load_cnn(tmp_path)
+
+
 @pytest.fixture(scope="session")
 def cnn_script(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("cnn")

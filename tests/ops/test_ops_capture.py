@@ -7,8 +7,6 @@ import textwrap
 
 import pytest
 
-from conftest import load_cnn
-
 torch = pytest.importorskip("torch")
 
 
@@ -16,10 +14,9 @@ def _read(path):
     return json.loads(path.read_text())
 
 
-def test_recording_leaves_the_results_of_training_unchanged(tmp_path):
+def test_recording_leaves_the_results_of_training_unchanged(cnn):
     from torchport.ops.recorder import OpRecorder
 
-    cnn = load_cnn(tmp_path)
     plain = cnn.build()
     losses = [cnn.step(*plain) for _ in range(3)]
     recorded = cnn.build()
@@ -76,3 +73,11 @@ def test_a_script_that_exits_with_a_status_is_reported(cli, tmp_path):
     status, _, stderr = cli("ops", "capture", "-o", tmp_path / "ops.json", script)
     assert status == 1 and f"{script} exited with status 3" in stderr
     assert _read(tmp_path / "ops.json")["ops"] == []
+
+
+def test_an_interrupted_script_keeps_what_it_ran(cli, tmp_path):
+    script = tmp_path / "long.py"
+    script.write_text("import torch\ntorch.ones(2) + 1\nraise KeyboardInterrupt\n")
+    status, _, stderr = cli("ops", "capture", "-o", tmp_path / "ops.json", script)
+    assert status == 130 and stderr.startswith("torchport ops capture: interrupted (the ")
+    assert "aten::add" in {op["name"] for op in _read(tmp_path / "ops.json")["ops"]}

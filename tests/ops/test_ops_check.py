@@ -115,3 +115,19 @@ def test_the_command_prints_a_table_and_writes_every_verdict_to_csv(cli, tmp_pat
     assert status == 1
     status, out, _ = cli("ops", "check", tmp_path / "ops.json", "--target", "npu", "--strict")
     assert status == 0 and out.splitlines() == ["torchport ops check [npu]: 2 ops: 2 ok"]
+
+
+def test_check_and_extract_never_import_torch(tmp_path):
+    import subprocess
+    import sys
+
+    opset.write(tmp_path / "ops.json", _ops(("aten::addmm", {})), {"kind": "test"})
+    (tmp_path / "trace.json").write_text('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 1}]}')
+    code = (
+        "import sys; from torchport.cli import main; "
+        f"assert main(['ops', 'check', {str(tmp_path / 'ops.json')!r}, '--target', 'mps']) == 0; "
+        f"assert main(['ops', 'extract', {str(tmp_path / 'trace.json')!r}, '-o', {str(tmp_path / 'out.json')!r}]) == 0; "
+        "assert 'torch' not in sys.modules, 'torch was imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

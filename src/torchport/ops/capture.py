@@ -5,7 +5,8 @@ the Nth time (counted per optimizer, so a GAN's two optimizers end it after N it
 torch.optim's global step hook, which GradScaler.step reaches too). The script is then stopped by
 an exception it does not catch (not an Exception subclass), so its `finally` blocks and `with`
 exits run, and the ops recorded are written. Without --steps the script runs to its end.
-A script that raises, or exits with a non-zero status, still has what was recorded written.
+A script that raises, exits with a non-zero status or is interrupted (Ctrl-C) still has what was
+recorded written.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from torchport.ops.kernels import KernelData
 from torchport.ops.opset import OpSet
 
 
+INTERRUPTED = "interrupted"
+
+
 class EnoughSteps(BaseException):
     """Raised from the optimizer hook after the last recorded step: ends the script."""
 
@@ -33,6 +37,7 @@ class Outcome:
     failure: str | None = None  # one line: how the script failed
     steps: int = 0
     devices: set[str] = field(default_factory=set)
+    interrupted: bool = False  # Ctrl-C: what ran before is kept all the same
 
 
 def capture(script: Path, argv: list[str], steps: int | None, data: KernelData) -> Outcome:
@@ -66,7 +71,7 @@ def capture(script: Path, argv: list[str], steps: int | None, data: KernelData) 
         "optimizer_steps": made,
         "ended": ended,
     }
-    return Outcome(ops, source, failure, made, recorder.devices)
+    return Outcome(ops, source, failure, made, recorder.devices, interrupted=ended == INTERRUPTED)
 
 
 def _run(script: Path, argv: list[str], recorder) -> tuple[str | None, str]:
@@ -79,6 +84,8 @@ def _run(script: Path, argv: list[str], recorder) -> tuple[str | None, str]:
             runpy.run_path(str(script), run_name="__main__")
     except EnoughSteps:
         return None, "stopped after --steps optimizer steps"
+    except KeyboardInterrupt:
+        return None, INTERRUPTED
     except SystemExit as exit_:
         code = exit_.code
         if code in (None, 0):

@@ -19,7 +19,8 @@ examples:
   torchport ops check ops.json --target mps --csv mps.csv
 
 exit status: 0 done; 1 the captured script failed (what it ran is still written), or with
---strict some op is missing, partial or of a dtype the target lacks; 2 bad input (one line).
+--strict some op is missing, partial or of a dtype the target lacks; 2 bad input (one line);
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -121,6 +122,10 @@ def run_capture(args: argparse.Namespace) -> int:
     outcome = capture(args.script, args.args, args.steps, kernels.default())
     opset.write(args.out, outcome.ops, outcome.source)
     steps = f", {outcome.steps} optimizer steps" if outcome.steps else ""
+    if outcome.interrupted:
+        print(f"torchport ops capture: interrupted (the {len(outcome.ops)} ops run before are in {args.out})",
+              file=sys.stderr)
+        return 130
     if outcome.failure:
         print(f"torchport ops capture: error: {outcome.failure} (the {len(outcome.ops)} ops it ran "
               f"before are in {args.out})", file=sys.stderr)
