@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-
 STEPS = 2
 
 SMALL_CNN = textwrap.dedent(
@@ -58,6 +56,7 @@ def load_cnn(folder: Path):
     """The SMALL_CNN module, written to `folder` and imported from there."""
     import importlib.util
 
+    pytest.importorskip("torch")
     path = folder / "small_cnn.py"
     path.write_text(SMALL_CNN)
     spec = importlib.util.spec_from_file_location("small_cnn", path)

@@ -3,8 +3,6 @@ same aten ops: the three ways in to `ops check` agree."""
 
 from __future__ import annotations
 
-import pytest
-
 from torchport.ops import kernels, table, trace
 
 DATA = kernels.default()

@@ -41,7 +41,6 @@ class Outcome:
 
 
 def capture(script: Path, argv: list[str], steps: int | None, data: KernelData) -> Outcome:
-    import torch
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     from torchport.ops.recorder import OpRecorder
@@ -61,17 +60,24 @@ def capture(script: Path, argv: list[str], steps: int | None, data: KernelData) 
     finally:
         hook.remove()
     made = max(counted.values(), default=0)
-    ops = to_opset(recorder.calls, data)
-    source = {
+    source = _source(script, argv, recorder.devices, made, ended)
+    outcome = Outcome(to_opset(recorder.calls, data), source, failure, made, recorder.devices)
+    outcome.interrupted = ended == INTERRUPTED
+    return outcome
+
+
+def _source(script: Path, argv: list[str], devices: set[str], steps: int, ended: str) -> dict:
+    import torch
+
+    return {
         "kind": "capture",
         "script": str(script),
         "args": argv,
         "torch": torch.__version__,
-        "devices": sorted(recorder.devices),
-        "optimizer_steps": made,
+        "devices": sorted(devices),
+        "optimizer_steps": steps,
         "ended": ended,
     }
-    return Outcome(ops, source, failure, made, recorder.devices, interrupted=ended == INTERRUPTED)
 
 
 def _run(script: Path, argv: list[str], recorder) -> tuple[str | None, str]:
