@@ -131,6 +131,24 @@ for step in range(10):
         raise RuntimeError("boom at step 3")
 '''
 
+# Two ranks of DDP on gloo, each with batches of its own sizes.
+DDP = '''\
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+model = DistributedDataParallel(nn.Linear(3, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for n in [2, 4, 3, 2]:
+    loss = model(torch.ones(n + rank, 3)).sum()
+    loss.backward()
+    optimizer.step()
+dist.destroy_process_group()
+'''
+
 # Nothing that trains: no loop to find.
 NO_LOOP = '''\
 import torch

@@ -216,7 +216,7 @@ def test_a_ddp_model_is_seen_through_its_wrapper(tmp_path):
     finally:
         dist.destroy_process_group()
     found = {(row[0], row[2]) for row in rows(detector.sites)}
-    assert ("torch.nn.parallel.distributed.DistributedDataParallel", line["call"]) in found
+    assert ("torch.nn.parallel.DistributedDataParallel", line["call"]) in found
     assert {("torch.nn.Linear", line["inside"]), ("torch.Tensor.relu", line["inside"])} <= found
 
 

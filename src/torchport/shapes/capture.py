@@ -66,8 +66,10 @@ def module_name(cls) -> str:
     """`torch.nn.Linear` for torch's modules, `Net` for the script's own, `package.module.Net` else."""
     import torch
 
-    if cls.__module__.startswith("torch.") and getattr(torch.nn, cls.__name__, None) is cls:
-        return f"torch.nn.{cls.__name__}"
+    if cls.__module__.startswith("torch."):
+        for public, namespace in (("torch.nn", torch.nn), ("torch.nn.parallel", torch.nn.parallel)):
+            if getattr(namespace, cls.__name__, None) is cls:
+                return f"{public}.{cls.__name__}"
     return cls.__name__ if cls.__module__ == "__main__" else f"{cls.__module__}.{cls.__name__}"
 
 

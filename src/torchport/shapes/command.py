@@ -117,8 +117,9 @@ def _instrumented_code(script: str):
             return compile_script(source, script)
         raise UsageError(f"no training loop found in {script} (no for loop reaches .backward() or an "
                          f"optimizer's .step()); wrap yours by hand: {MANUAL_EDIT}")
-    for loop in loops:
-        print(f"torchport shapes: recording the loop at {script}:{loop.line}  {loop.header}", file=sys.stderr)
+    if _speaks():
+        for loop in loops:
+            print(f"torchport shapes: recording the loop at {script}:{loop.line}  {loop.header}", file=sys.stderr)
     return compile_script(instrumented, script)
 
 
@@ -165,6 +166,11 @@ def _run(code, script: str, argv: list[str]) -> int:
     return 0
 
 
+def _speaks() -> bool:
+    """Whether this process prints: one on its own, or rank 0 of a torchrun-style launch."""
+    return os.environ.get("RANK") in (None, "", "0")
+
+
 def _report(detector, steps: int | None) -> None:
     """Write the report of the steps finished; rank 0 (or a process on its own) prints the summary."""
     try:
@@ -172,7 +178,7 @@ def _report(detector, steps: int | None) -> None:
     except OSError as error:
         print(f"torchport shapes: the report could not be written: {error}", file=sys.stderr)
         return
-    if os.environ.get("RANK") in (None, "", "0"):
+    if _speaks():
         if steps is not None and detector.steps >= steps:
             print(f"torchport shapes: stopped after {detector.steps} steps (--steps {steps})", file=sys.stderr)
         print(detector.summary(written), file=sys.stderr)
