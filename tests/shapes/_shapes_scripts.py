@@ -131,20 +131,32 @@ for step in range(10):
         raise RuntimeError("boom at step 3")
 '''
 
-# Two ranks of DDP on gloo, each with batches of its own sizes.
+# Two ranks of DDP on gloo, each with batches of its own sizes, around a model of the script's own
+# (whose calls inside are the user's, seen through the wrapper).
 DDP = '''\
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel
 
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(x).relu()  # dynamic: torch.nn.Linear, torch.Tensor.relu
+
+
 dist.init_process_group("gloo")
 rank = dist.get_rank()
-model = DistributedDataParallel(nn.Linear(3, 2))
+model = DistributedDataParallel(Net())
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for n in [2, 4, 3, 2]:
-    loss = model(torch.ones(n + rank, 3)).sum()
-    loss.backward()
+for n in [2, 4, 3, 2]:  # static: DETECTOR.start (batch)
+    loss = model(torch.ones(n + rank, 3)).sum()  # dynamic: torch.ones, torch.nn.parallel.DistributedDataParallel, torch.Tensor.sum
+    optimizer.zero_grad()
+    loss.backward()  # static: torch.Tensor.backward
     optimizer.step()
 dist.destroy_process_group()
 '''

@@ -132,14 +132,19 @@ def test_a_cuda_script_runs_on_the_cpu_with_detection(tmp_path):
 
 
 def test_under_torchrun_each_rank_writes_its_own_report(tmp_path):
+    """DDP on gloo, two ranks: the wrapper's call is the user's line, the model's own calls are
+    seen through it, and each rank reports the shapes it saw."""
     (tmp_path / "train.py").write_text(scripts.DDP)
     environment = {name: value for name, value in os.environ.items() if not name.startswith("TORCHPORT_")}
     result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--no-python",
-                             str(BIN / "torchport"), "shapes", "-o", "out", "train.py"],
+                             str(BIN / "torchport"), "shapes", "--all", "-o", "out", "train.py"],
                             cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("recording the loop at train.py") == 1  # rank 0 speaks, every rank records
+    want = scripts.expected(scripts.DDP)
     for rank in (0, 1):
-        model = next(row for row in _report(tmp_path / "out", f"dynamic_shape_report.rank{rank}.csv")
-                     if row["Function Name"] == "torch.nn.parallel.DistributedDataParallel")
+        table = _report(tmp_path / "out", f"dynamic_shape_report.rank{rank}.csv")
+        assert _sites(table, "yes") == want["dynamic"]
+        assert want["static"] <= _sites(table, "no")
+        model = next(row for row in table if row["Function Name"] == "torch.nn.parallel.DistributedDataParallel")
         assert model["Input Shape Range"] == f"[({2 + rank}, 3)-({4 + rank}, 3)]"  # each rank its own batches

@@ -4,9 +4,10 @@
 
 The mode and the hook are in place only while a step of the loop runs (`Capture.install` and
 `remove` around each `yield` of `DETECTOR.start`), so data loading and the code after the loop
-cost nothing and are not recorded. During `optimizer.step()` the mode is lifted off the stack
-(global optimizer step hooks): an optimizer makes ten calls per parameter, none of them the
-user's, and each would otherwise pass through Python only to be turned away.
+cost nothing and are not recorded. During `optimizer.step()` and `optimizer.zero_grad()` the
+mode is lifted off the stack (torch's global optimizer step hooks; zero_grad, which has none, is
+wrapped while a step runs): they make a few calls per parameter, none of them the user's, and each
+would otherwise pass through Python only to be turned away: thousands a step for a large model.
 """
 
 from __future__ import annotations
@@ -115,6 +116,8 @@ class Capture:
         self._torch = torch
         self._handles: list = []
         self._lifted = False  # the mode is off the stack for an optimizer step
+        self._zero_grad = torch.optim.Optimizer.zero_grad
+        self._lifted_zero_grad = self._lifting(self._zero_grad)
         self._module_names: dict = {}
 
         self.mode = _shape_mode(recorder, TorchFunctionMode)
@@ -128,11 +131,14 @@ class Capture:
         self._handles = [register_module_forward_hook(self._forward_hook, with_kwargs=True),
                          register_optimizer_step_pre_hook(self._lift),
                          register_optimizer_step_post_hook(self._restore)]
+        self._torch.optim.Optimizer.zero_grad = self._lifted_zero_grad
 
     def remove(self) -> None:
         for handle in self._handles:
             handle.remove()
         self._handles = []
+        if self._torch.optim.Optimizer.zero_grad is self._lifted_zero_grad:
+            self._torch.optim.Optimizer.zero_grad = self._zero_grad
         if self._on_top():
             self.mode.__exit__(None, None, None)
         # else the script left a mode of its own on top: ours stays below it, inert (not recording)
@@ -142,15 +148,29 @@ class Capture:
 
         return _get_current_function_mode() is self.mode
 
-    def _lift(self, optimizer, args, kwargs) -> None:
+    def _lift(self, *hook_arguments) -> None:
         if self._on_top():
             self.mode.__exit__(None, None, None)
             self._lifted = True
 
-    def _restore(self, optimizer, args, kwargs) -> None:
+    def _restore(self, *hook_arguments) -> None:
         if self._lifted:
             self._lifted = False
             self.mode.__enter__()
+
+    def _lifting(self, method):
+        """`method` run with the mode lifted, as the step hooks lift it around a step."""
+        import functools
+
+        @functools.wraps(method)
+        def lifted(*args, **kwargs):
+            self._lift()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self._restore()
+
+        return lifted
 
     def _forward_hook(self, module, args, kwargs, output):
         recorder = self.recorder
