@@ -29,7 +29,7 @@ import libcst
 
 from torchport.migrate import engine
 from torchport.migrate.elide import elide
-from torchport.migrate.source import MENTIONS_CUDA
+from torchport.migrate.source import mentions
 from torchport.migrate.workers import Job, migrate_one
 
 SKIP = {"__pycache__", ".git"}
@@ -157,10 +157,10 @@ def main(argv: list[str] | None = None) -> int:
             count = data.count(b"\n")
             lines += count
             size += len(data)
-            if MENTIONS_CUDA.search(data):
+            if mentions(args.target).search(data):
                 cuda_files += 1
                 cuda_lines += count
-                elision = elide(data, MENTIONS_CUDA)
+                elision = elide(data, mentions(args.target))
                 kept_lines += (elision.reduced if elision else data).count(b"\n")
 
         print(f"source   {source}")

@@ -14,6 +14,9 @@ class Operation(str, Enum):
     UNSUPPORTED = "UNSUPPORTED"  # the target lacks it: a person must port it (unsupported_api.csv)
     UNKNOWN = "UNKNOWN"  # a CUDA name no rule understands: left as is (unknown_api.csv)
     NOTE = "NOTE"  # left as is on purpose, e.g. a flag that has no effect on the target
+    PRECISION = "PRECISION"  # the line computes differently (or not at all) on the target (api_precision_advice.csv)
+    PERFORMANCE = "PERFORMANCE"  # the line runs, but slower than it could (api_performance_advice.csv)
+    AFFINITY = "AFFINITY"  # a faster API the target has for what the line does (affinity_api_call.csv)
 
     @property
     def is_change(self) -> bool:
@@ -29,3 +32,5 @@ class Finding:
     operation: Operation
     message: str  # for changes: what was done; otherwise: the API and what to do
     api: str = ""  # the CUDA API concerned, when there is one
+    replacement: str = ""  # AFFINITY: the faster API
+    category: str = ""  # AFFINITY: what kind of API ("optimizer", "function", "pattern")

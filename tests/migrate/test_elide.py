@@ -1,15 +1,15 @@
 """Setting CUDA-free definitions aside before LibCST must never change what a migration gives."""
 
-import ast
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from torchport import targets
-from torchport.migrate.device_indices import index_names, mentions_of
+from torchport.migrate.device_indices import mentions_of
 from torchport.migrate.elide import MARKER, elide
-from torchport.migrate.source import MENTIONS_CUDA, _migrate, migrate_source
+from torchport.migrate.source import MENTIONS_CUDA, Reading, _migrate, _read, migrate_source
 
 HERE = Path(__file__).parent
 EXAMPLES = HERE.parents[1] / "examples"
@@ -80,11 +80,13 @@ def _inputs():
     return cases
 
 
+def _whole(source: bytes) -> Reading:
+    """What migrate_source reads of a file, with nothing set aside."""
+    return replace(_read(source, MENTIONS_CUDA), elision=None)
+
+
 def _indices(source: bytes) -> frozenset[str]:
-    try:
-        return index_names(ast.parse(source))
-    except SyntaxError:
-        return frozenset()
+    return _whole(source).indices
 
 
 def _rows(result):
@@ -94,7 +96,7 @@ def _rows(result):
 @pytest.mark.parametrize("target", targets.names())
 @pytest.mark.parametrize(("name", "source"), _inputs(), ids=[name for name, _ in _inputs()])
 def test_migrating_with_definitions_set_aside_gives_the_whole_file_result(name, source, target):
-    whole = _migrate(source, targets.get(target), name, _indices(source))
+    whole = _migrate(source, targets.get(target), name, _whole(source))
     fast = migrate_source(source, targets.get(target), name)
     assert fast.source == whole.source
     assert _rows(fast) == _rows(whole)
@@ -158,7 +160,7 @@ def test_a_stand_in_that_cannot_be_put_back_means_the_whole_file_is_migrated(mon
 
     monkeypatch.setattr(source_module, "elide", lambda source, mentions, tree=None: Unrestorable())
     result = migrate_source(MIXED, targets.get("cpu"), "mixed.py")
-    whole = _migrate(MIXED, targets.get("cpu"), "mixed.py", _indices(MIXED))
+    whole = _migrate(MIXED, targets.get("cpu"), "mixed.py", _whole(MIXED))
     assert result.source == whole.source and _rows(result) == _rows(whole)
     assert b"return os.environ" in result.source
 
@@ -195,7 +197,7 @@ def main():
 def test_a_file_with_a_device_index_is_set_aside_too_but_never_what_carries_the_index(target):
     """What sets, copies or uses an index is kept, even where it mentions no CUDA (`remember`
     copies it, `train` uses it): the result equals the whole file's, with less parsed."""
-    whole = _migrate(RANK_ACROSS_DEFINITIONS, targets.get(target), "t.py", _indices(RANK_ACROSS_DEFINITIONS))
+    whole = _migrate(RANK_ACROSS_DEFINITIONS, targets.get(target), "t.py", _whole(RANK_ACROSS_DEFINITIONS))
     fast = migrate_source(RANK_ACROSS_DEFINITIONS, targets.get(target), "t.py")
     assert fast.source == whole.source and _rows(fast) == _rows(whole)
     kept = re.compile(MENTIONS_CUDA.pattern + b"|" + mentions_of(_indices(RANK_ACROSS_DEFINITIONS)))

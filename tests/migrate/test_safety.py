@@ -483,14 +483,16 @@ def test_migrating_a_rich_file_again_changes_nothing(cli, tmp_path: Path, target
     assert summary(second)["changes"] == 0
 
 
-def test_rich_snippet_exercises_every_rule() -> None:
+def test_rich_snippet_and_the_advice_fixture_exercise_every_rule() -> None:
     from torchport.migrate.rules import RULES
 
     used = set()
+    advice = sorted((Path(__file__).parents[1] / "analyze" / "fixture" / "project").glob("*.py"))
     for name in TARGETS:
-        result = migrate_source(RICH.encode(), targets.get(name), "train.py")
-        assert result.error is None
-        used |= {f.code for f in result.findings}
+        for snippet in [RICH.encode(), *(path.read_bytes() for path in advice)]:
+            result = migrate_source(snippet, targets.get(name), "train.py")
+            assert result.error is None
+            used |= {f.code for f in result.findings}
     assert {rule.code for rule in RULES} <= used
 
 

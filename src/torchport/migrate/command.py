@@ -6,6 +6,10 @@ migrated and every other file copied, plus reports in OUT/torchport_report/:
   unsupported_api.csv  what the target lacks (File, Start Line, End Line, OP, Tips): port by hand
   unknown_api.csv      CUDA names no rule understands, left as they were
   notes.csv            left on purpose (e.g. cuDNN flags that have no effect)
+  api_precision_advice.csv, api_performance_advice.csv (File, Start Line, End Line, OP, Advice)
+                       lines that compute differently, or slower than they could, on the target
+  affinity_api_call.csv  faster APIs the target has for what a line does (File, Start Line,
+                       End Line, Api Type, Api Call Name, Affinity Api Name)
   skipped_files.csv    files copied unchanged (not valid Python, Python 2, bad encoding, over a
                        budget) or not taken (unreadable, a loop of links, a link out of SRC)
   summary.json         the figures below, for scripts; what the file choice left out
@@ -63,6 +67,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--file-timeout", type=_seconds, default=FILE_TIMEOUT, metavar="S",
         help="give up on a file after S seconds and copy it unchanged (default %(default)g)",
     )
+    parser.add_argument(
+        "--apply-affinity", action="store_true",
+        help="also swap torch optimizers for their fused twins in torchport.optim (same arguments and "
+        "state_dict); every other affinity row stays advice",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     add_selection_arguments(parser)
 
@@ -88,7 +97,7 @@ def main(args: argparse.Namespace) -> int:
     options = engine.Options(
         sources=args.src, out=args.out, target=args.target, force=args.force, diff=args.diff, jobs=jobs,
         progress=not args.quiet and sys.stderr.isatty(), selection=selection_from(args),
-        file_timeout=args.file_timeout,
+        file_timeout=args.file_timeout, apply_affinity=args.apply_affinity,
     )
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -141,6 +150,11 @@ def print_summary(outcome: engine.Outcome, options: engine.Options, file) -> Non
     print(
         f"  unsupported {outcome.count(Operation.UNSUPPORTED)}, unknown {outcome.count(Operation.UNKNOWN)}, "
         f"notes {outcome.count(Operation.NOTE)}, skipped files {len(outcome.skipped)}",
+        file=file,
+    )
+    print(
+        f"  advice: precision {outcome.count(Operation.PRECISION)}, performance {outcome.count(Operation.PERFORMANCE)}, "
+        f"affinity {outcome.count(Operation.AFFINITY)}",
         file=file,
     )
     reasons = Counter(reason for _, reason in outcome.excluded if reason not in QUIET_EXCLUSIONS)

@@ -50,6 +50,9 @@ class Options:
     selection: Selection = field(default_factory=Selection)
     file_timeout: float = FILE_TIMEOUT
     file_memory: int = FILE_MEMORY
+    apply_affinity: bool = False  # make the affinity swaps that keep behaviour
+    analysis_only: bool = False  # write the reports only, not the migrated tree (`torchport analyze`)
+    reports: set[str] | None = None  # the report files to write (None: all of them)
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,9 @@ class Outcome:
             "unsupported": self.count(Operation.UNSUPPORTED),
             "unknown": self.count(Operation.UNKNOWN),
             "notes": self.count(Operation.NOTE),
+            "precision_advice": self.count(Operation.PRECISION),
+            "performance_advice": self.count(Operation.PERFORMANCE),
+            "affinity": self.count(Operation.AFFINITY),
             "skipped": [{"file": f, "reason": r} for f, r in self.skipped],
             "excluded": [{"path": f, "reason": r} for f, r in self.excluded],
         }
@@ -182,7 +188,7 @@ def claimed(out: Path, options: Options):
         os.close(handle)
 
 
-class _Writer:
+class Writer:
     """Writes under OUT, never through a link that leads out of OUT or into SRC."""
 
     def __init__(self, sources: list[Path], out: Path, outcome: Outcome) -> None:
@@ -276,12 +282,13 @@ def run(options: Options) -> Outcome:
         _migrate(sources, None, options, outcome)
         return outcome
     with claimed(out, options):
-        _migrate(sources, _Writer([s.path for s in sources], out, outcome), options, outcome)
-        write_reports(out / REPORT_DIR, outcome.findings, outcome.skipped, outcome.summary(options))
+        writer = None if options.analysis_only else Writer([s.path for s in sources], out, outcome)
+        _migrate(sources, writer, options, outcome)
+        write_reports(out / REPORT_DIR, outcome.findings, outcome.skipped, outcome.summary(options), options.reports)
     return outcome
 
 
-def _migrate(sources: list[Source], writer: _Writer | None, options: Options, outcome: Outcome) -> None:
+def _migrate(sources: list[Source], writer: Writer | None, options: Options, outcome: Outcome) -> None:
     python: dict[str, Path] = {}  # name in OUT -> the input file
     for source in sources:
         tree = scan(source.path, options.selection)
@@ -306,7 +313,9 @@ def _migrate(sources: list[Source], writer: _Writer | None, options: Options, ou
     outcome.python_files = len(python)
     jobs = (Job(name, data) for name, origin in python.items() if (data := _read(origin, name, outcome)) is not None)
     progress = Progress(len(python)) if options.progress and len(python) >= PROGRESS_MIN_FILES else None
-    results = migrate_guarded(jobs, options.target, options.jobs, options.file_timeout, options.file_memory)
+    results = migrate_guarded(
+        jobs, options.target, options.jobs, options.file_timeout, options.file_memory, options.apply_affinity
+    )
     for job, result in results:
         if progress:
             progress.step()
@@ -323,7 +332,7 @@ def _read(origin: Path, name: str, outcome: Outcome) -> bytes | None:
         return None
 
 
-def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, options: Options, writer: _Writer | None) -> None:
+def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, options: Options, writer: Writer | None) -> None:
     outcome.findings.extend(result.findings)
     if result.error:
         outcome.skipped.append((job.relative, f"not migrated, copied unchanged: {result.error}"))

@@ -36,6 +36,11 @@ class ImportTable:
             tree = ast.parse(source)
         except AST_PARSE_ERRORS:
             return None
+        return cls.of_tree(tree)
+
+    @classmethod
+    def of_tree(cls, tree: ast.Module) -> ImportTable:
+        """The import table of a module already parsed with `ast`."""
         found = _Bindings()
         found.visit_scope(tree.body, nested=False)
         bindings, ambiguous = {}, {}

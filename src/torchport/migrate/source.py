@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from functools import lru_cache
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -16,11 +17,25 @@ from torchport.migrate.elide import Elision, elide
 from torchport.findings import Finding, Operation
 from torchport.migrate.names import AST_PARSE_ERRORS, ImportTable
 from torchport.migrate.rules import RULES
-from torchport.migrate.rules.base import ApplyFixes, FileContext, NameAnalysisError, RulesPass, source_of
+from torchport.migrate.rules.base import ApplyFixes, FileContext, NameAnalysisError, Rule, RulesPass, source_of
+from torchport import targets
 from torchport.targets import Target
 
 # A file that never spells what some rule reacts to has nothing to migrate: it is not even parsed.
-MENTIONS_CUDA = re.compile(b"|".join(sorted({rule.mentions for rule in RULES})))
+MENTIONS_CUDA = re.compile(b"|".join(sorted({rule.mentions for rule in RULES})))  # (on any target)
+
+
+@lru_cache(maxsize=None)
+def rules_for(target_name: str) -> tuple[type[Rule], ...]:
+    """The rules that can have anything to say on a target, in the registry's order."""
+    target = targets.get(target_name)
+    return tuple(rule for rule in RULES if rule.applies_to(target))
+
+
+@lru_cache(maxsize=None)
+def mentions(target_name: str) -> re.Pattern[bytes]:
+    """What a file must contain for one of a target's rules to have anything to do."""
+    return re.compile(b"|".join(sorted({rule.mentions for rule in rules_for(target_name)})))
 # In a file with a device-index source, the index may be set in one definition and used in
 # another: the names that hold one are found first, and what mentions them is kept whole.
 MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
@@ -38,31 +53,42 @@ class FileResult:
         return any(f.operation.is_change for f in self.findings)
 
 
-def migrate_source(source: bytes, target: Target, path: str = "<string>") -> FileResult:
-    """Migrate Python `source` (bytes, any declared encoding) to `target`."""
-    if not MENTIONS_CUDA.search(source):
+@dataclass(frozen=True)
+class Reading:
+    """What `ast` tells of the whole file before LibCST sees it (or the part of it that matters)."""
+
+    whole: bytes  # the file as read
+    indices: frozenset[str] = frozenset()  # names that hold a device index (device_indices.py)
+    imports: ImportTable | None = None  # None: the names are left to LibCST's scope analysis
+    elision: Elision | None = None  # what LibCST need not see (elide.py)
+
+
+def migrate_source(source: bytes, target: Target, path: str = "<string>", apply_affinity: bool = False) -> FileResult:
+    """Migrate Python `source` (bytes, any declared encoding) to `target`; `apply_affinity`: also
+    make the affinity swaps that keep behaviour (see rules/affinity.py)."""
+    if not mentions(target.name).search(source):
         return FileResult(source)
-    indices, elision = _set_aside(source)
+    reading = _read(source, mentions(target.name))
+    elision = reading.elision
     if elision is not None:
-        result = _migrate(elision.reduced, target, path, indices)
+        result = _migrate(elision.reduced, target, path, reading, apply_affinity)
         restored = elision.restore(result.source) if result.changed else source
         if result.error is None and restored is not None:
             return FileResult(restored, [_at_original_lines(f, elision) for f in result.findings])
-    return _migrate(source, target, path, indices)
+    return _migrate(source, target, path, reading, apply_affinity)
 
 
-def _set_aside(source: bytes) -> tuple[frozenset[str], Elision | None]:
-    """The names that hold a device index, and what LibCST need not see; read with `ast`, whose
-    tree is dropped before LibCST's (much larger) one is built."""
+def _read(source: bytes, mentioned: re.Pattern[bytes]) -> Reading:
+    """One `ast` parse of the whole file, dropped before LibCST's (much larger) tree is built."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(source)
     except AST_PARSE_ERRORS:
-        return frozenset(), None
+        return Reading(source)
     indices = index_names(tree) if MENTIONS_INDEX_SOURCE.search(source) else frozenset()
-    kept = re.compile(MENTIONS_CUDA.pattern + b"|" + mentions_of(indices)) if indices else MENTIONS_CUDA
-    return indices, elide(source, kept, tree)
+    kept = re.compile(mentioned.pattern + b"|" + mentions_of(indices)) if indices else mentioned
+    return Reading(source, indices, ImportTable.of_tree(tree), elide(source, kept, tree))
 
 
 def _at_original_lines(finding: Finding, elision: Elision) -> Finding:
@@ -70,15 +96,18 @@ def _at_original_lines(finding: Finding, elision: Elision) -> Finding:
     return replace(finding, start_line=start, end_line=end)
 
 
-def _migrate(source: bytes, target: Target, path: str, indices: frozenset[str]) -> FileResult:
-    """Migrate all of `source` with LibCST; `indices` are the names that hold a device index."""
+def _migrate(source: bytes, target: Target, path: str, reading: Reading, apply_affinity: bool = False) -> FileResult:
+    """Migrate all of `source` (the whole file, or its reduced form) with LibCST."""
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
         return FileResult(source, error=_one_line(error))
-    context = FileContext(target=target, path=path, module=module, imports=ImportTable.of(source), device_index_names=indices)
+    context = FileContext(
+        target=target, path=path, module=module, imports=reading.imports, device_index_names=reading.indices,
+        apply_affinity=apply_affinity, whole_source=reading.whole,
+    )
     try:
-        module.visit(RulesPass([rule(context) for rule in RULES]))
+        module.visit(RulesPass([rule(context) for rule in rules_for(target.name)]))
     except NameAnalysisError as error:
         return FileResult(source, error=f"could not analyse names: {_one_line(error.__cause__)}")
     findings = context.findings()
@@ -87,9 +116,14 @@ def _migrate(source: bytes, target: Target, path: str, indices: frozenset[str]) 
     new_module = module.visit(ApplyFixes(context.fixes, context.parents))
     if target.guard:
         new_module = new_module.visit(MergeAdjacentGuards(target.guard))
-    new_module, import_findings = _tidy_imports(module, new_module, context)
+    new_module, import_rows = _tidy_imports(module, new_module, context)
+    code = new_module.code  # printed once: checked, then written, and read for the import rows' lines
+    printed = {False: code.splitlines(), True: source.decode(module.encoding, "replace").splitlines()}
+    import_findings = [
+        _import_finding(context, operation, message, _line_of(printed[in_original], matches))
+        for operation, message, matches, in_original in import_rows
+    ]
     findings = sorted(findings + import_findings, key=lambda f: (f.start_line, f.code))
-    code = new_module.code  # printed once: checked, then written
     try:
         with warnings.catch_warnings():  # (the check is for errors: the script's own warnings are not ours to print)
             warnings.simplefilter("ignore")
@@ -165,40 +199,40 @@ def _one_line(error: Exception) -> str:
     return f"{type(error).__name__}: {first}"
 
 
-def _tidy_imports(original: cst.Module, module: cst.Module, context: FileContext) -> tuple[cst.Module, list[Finding]]:
-    findings: list[Finding] = []
+def _tidy_imports(original: cst.Module, module: cst.Module, context: FileContext) -> tuple[cst.Module, list[tuple]]:
+    """The module with its imports and definitions in order, and a row for each kind of change:
+    (operation, message, what its line says, whether that line is in the original)."""
+    rows: list[tuple] = []
     cuda_imports = list(imports.cuda_imports(original))
     if cuda_imports:
         module, removed = imports.remove_unused(module, cuda_imports)
         if removed:
-            line = _line_of(original, lambda text: text.startswith(("import torch.cuda", "from torch.cuda", "from torch import")))
-            findings.append(_import_finding(context, Operation.DELETE, "remove torch.cuda imports no longer used", line))
+            matches = lambda text: text.startswith(("import torch.cuda", "from torch.cuda", "from torch import"))  # noqa: E731
+            rows.append((Operation.DELETE, "remove torch.cuda imports no longer used", matches, True))
     target = context.target
     wanted = sorted(name for name in context.needed_imports if not imports.binds(module, name))
     if wanted:
         module = imports.add(module, wanted)
-        line = _line_of(module, lambda text: text == f"import {wanted[0]}")
-        findings.append(_import_finding(context, Operation.INSERT, f"import what the new code uses: {', '.join(wanted)}", line))
+        first = f"import {wanted[0]}"
+        rows.append((Operation.INSERT, f"import what the new code uses: {', '.join(wanted)}", first.__eq__, False))
     if target.setup_import and not imports.has_import(module, target.setup_import):
         module = imports.insert_after_torch_import(module, target.setup_import)
-        line = _line_of(module, lambda text: text == f"import {target.setup_import}")
-        findings.append(_import_finding(context, Operation.INSERT, f"insert import {target.setup_import}", line))
+        rows.append((Operation.INSERT, f"insert import {target.setup_import}", f"import {target.setup_import}".__eq__, False))
     for name in sorted(context.needed_definitions, reverse=True):  # (each goes right after the imports)
         statement = target.definitions[name]
         if not imports.has_statement(module, statement):
             module = imports.insert_after_imports(module, statement)
-            line = _line_of(module, lambda text: text == statement)
-            findings.append(_import_finding(context, Operation.INSERT, f"insert {statement}", line))
-    return module, findings
+            rows.append((Operation.INSERT, f"insert {statement}", statement.__eq__, False))
+    return module, rows
 
 
 def _import_finding(context: FileContext, operation: Operation, message: str, line: int) -> Finding:
     return Finding(context.path, line, line, IMPORT_CODE, operation, message)
 
 
-def _line_of(module: cst.Module, matches) -> int:
-    """The number of the first top-level line of `module` whose text `matches` (else 1)."""
-    for number, text in enumerate(module.code.splitlines(), start=1):
+def _line_of(lines: list[str], matches) -> int:
+    """The number of the first of `lines` whose text `matches` (else 1)."""
+    for number, text in enumerate(lines, start=1):
         if matches(text):
             return number
     return 1

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
 from torchport import targets
-from torchport.migrate.source import MENTIONS_CUDA, FileResult, migrate_source
+from torchport.migrate.source import FileResult, mentions, migrate_source
 
 FILE_TIMEOUT = 300.0  # seconds for one file: the biggest real files take a few
 FILE_MEMORY = 4 << 30  # bytes of address space for a worker: a 200k-line file needs under 1 GB
@@ -47,12 +47,12 @@ class Job:
     data: bytes
 
 
-def migrate_one(job: Job, target_name: str) -> FileResult:
+def migrate_one(job: Job, target_name: str, apply_affinity: bool = False) -> FileResult:
     """One file's result; an error in a rule or in the parser becomes a reason, never an exception."""
     try:
-        if not MENTIONS_CUDA.search(job.data):
+        if not mentions(target_name).search(job.data):
             return FileResult(job.data, error=_parse_error(job.data))
-        return migrate_source(job.data, targets.get(target_name), job.relative)
+        return migrate_source(job.data, targets.get(target_name), job.relative, apply_affinity)
     except MemoryError:
         return FileResult(job.data, error="needs more memory than a file may take")
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a rule's bug must not stop the run)
@@ -74,7 +74,7 @@ def _parse_error(data: bytes) -> str | None:
     return None
 
 
-def _serve(connection: Connection, target_name: str, memory: int) -> None:
+def _serve(connection: Connection, target_name: str, memory: int, apply_affinity: bool) -> None:
     """A worker's loop: receive a job, send its result, until told to stop (None)."""
     faulthandler.disable()  # a crash here is reported by the parent, in one line
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
@@ -91,7 +91,7 @@ def _serve(connection: Connection, target_name: str, memory: int) -> None:
             job = connection.recv()
             if job is None:
                 return
-            connection.send(migrate_one(job, target_name))
+            connection.send(migrate_one(job, target_name, apply_affinity))
 
     thread = threading.Thread(target=loop, name="torchport-migrate")
     thread.start()
@@ -108,9 +108,9 @@ def _address_space() -> int:
 
 
 class _Worker:
-    def __init__(self, context, target_name: str, memory: int) -> None:
+    def __init__(self, context, target_name: str, memory: int, apply_affinity: bool) -> None:
         self.connection, theirs = context.Pipe()
-        self.process = context.Process(target=_serve, args=(theirs, target_name, memory), daemon=True)
+        self.process = context.Process(target=_serve, args=(theirs, target_name, memory, apply_affinity), daemon=True)
         self.process.start()
         theirs.close()
         self.job: tuple[int, Job] | None = None
@@ -137,7 +137,12 @@ def _context():
 
 
 def migrate_guarded(
-    jobs: Iterable[Job], target_name: str, workers: int = 1, timeout: float = FILE_TIMEOUT, memory: int = FILE_MEMORY
+    jobs: Iterable[Job],
+    target_name: str,
+    workers: int = 1,
+    timeout: float = FILE_TIMEOUT,
+    memory: int = FILE_MEMORY,
+    apply_affinity: bool = False,
 ) -> Iterator[tuple[Job, FileResult]]:
     """Each job with its result, in order, each migrated in a guarded worker process."""
     context = _context()
@@ -157,7 +162,7 @@ def migrate_guarded(
                     break
                 worker = next((w for w in pool if w.job is None), None)
                 if worker is None:
-                    worker = _Worker(context, target_name, memory)
+                    worker = _Worker(context, target_name, memory, apply_affinity)
                     pool.append(worker)
                 worker.give(given, job)
                 given += 1

@@ -12,6 +12,20 @@ from torchport.findings import Finding, Operation
 CHANGE_COLUMNS = ["File", "Start Line", "End Line", "Operation Type", "Message", "Rule"]
 API_COLUMNS = ["File", "Start Line", "End Line", "OP", "Tips"]
 SKIPPED_COLUMNS = ["File", "Reason"]
+ADVICE_COLUMNS = ["File", "Start Line", "End Line", "OP", "Advice"]
+AFFINITY_COLUMNS = ["File", "Start Line", "End Line", "Api Type", "Api Call Name", "Affinity Api Name"]
+
+# report file -> the operation whose findings it lists, and its columns
+API_REPORTS = {
+    "unsupported_api.csv": Operation.UNSUPPORTED,
+    "unknown_api.csv": Operation.UNKNOWN,
+    "notes.csv": Operation.NOTE,
+}
+ADVICE_REPORTS = {
+    "api_precision_advice.csv": Operation.PRECISION,
+    "api_performance_advice.csv": Operation.PERFORMANCE,
+}
+AFFINITY_REPORT = "affinity_api_call.csv"
 
 
 def _write(path: Path, header: list[str], rows: Iterable[list]) -> None:
@@ -21,20 +35,31 @@ def _write(path: Path, header: list[str], rows: Iterable[list]) -> None:
         writer.writerows(rows)
 
 
-def write_reports(directory: Path, findings: list[Finding], skipped: list[tuple[str, str]], summary: dict) -> None:
+def write_reports(
+    directory: Path, findings: list[Finding], skipped: list[tuple[str, str]], summary: dict, only: set[str] | None = None
+) -> None:
+    """Every report (or the ones named in `only`), then summary.json."""
     directory.mkdir(parents=True, exist_ok=True)
-    changes = [f for f in findings if f.operation.is_change]
-    _write(
-        directory / "change_list.csv",
-        CHANGE_COLUMNS,
-        ([f.file, f.start_line, f.end_line, f.operation.value, f.message, f.code] for f in changes),
-    )
-    for name, operation in (
-        ("unsupported_api.csv", Operation.UNSUPPORTED),
-        ("unknown_api.csv", Operation.UNKNOWN),
-        ("notes.csv", Operation.NOTE),
-    ):
-        rows = ([f.file, f.start_line, f.end_line, f.api, f.message] for f in findings if f.operation is operation)
-        _write(directory / name, API_COLUMNS, rows)
-    _write(directory / "skipped_files.csv", SKIPPED_COLUMNS, ([path, reason] for path, reason in skipped))
+    wanted = (lambda name: True) if only is None else (lambda name: name in only)  # noqa: E731
+    if wanted("change_list.csv"):
+        changes = [f for f in findings if f.operation.is_change]
+        _write(
+            directory / "change_list.csv",
+            CHANGE_COLUMNS,
+            ([f.file, f.start_line, f.end_line, f.operation.value, f.message, f.code] for f in changes),
+        )
+    for reports, columns in ((API_REPORTS, API_COLUMNS), (ADVICE_REPORTS, ADVICE_COLUMNS)):
+        for name, operation in reports.items():
+            if wanted(name):
+                rows = ([f.file, f.start_line, f.end_line, f.api, f.message] for f in findings if f.operation is operation)
+                _write(directory / name, columns, rows)
+    if wanted(AFFINITY_REPORT):
+        rows = (
+            [f.file, f.start_line, f.end_line, f.category, f.api, f.replacement]
+            for f in findings
+            if f.operation is Operation.AFFINITY
+        )
+        _write(directory / AFFINITY_REPORT, AFFINITY_COLUMNS, rows)
+    if wanted("skipped_files.csv"):
+        _write(directory / "skipped_files.csv", SKIPPED_COLUMNS, ([path, reason] for path, reason in skipped))
     (directory / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -15,7 +15,7 @@ from torchport.targets.verdict import Kind, Verdict
 
 __all__ = ["Kind", "Target", "Verdict", "all_targets", "auto_order", "get", "names"]
 
-_NOT_TARGETS = {"base", "verdict", "surface", "fallbacks", "command", "device_apis"}
+_NOT_TARGETS = {"command"}  # (a module without `TARGET` is knowledge shared by the targets)
 
 
 @lru_cache(maxsize=None)
@@ -24,8 +24,9 @@ def all_targets() -> dict[str, Target]:
     for info in pkgutil.iter_modules(__path__):
         if info.name in _NOT_TARGETS or info.name.startswith("_"):
             continue
-        target = importlib.import_module(f"{__name__}.{info.name}").TARGET
-        found[target.name] = target
+        target = getattr(importlib.import_module(f"{__name__}.{info.name}"), "TARGET", None)
+        if isinstance(target, Target):
+            found[target.name] = target
     return dict(sorted(found.items(), key=lambda kv: (kv[1].rank, kv[0])))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from torchport.targets.advice import Advice, common
 from torchport.targets import fallbacks
 from torchport.targets.verdict import Kind, Verdict, adapted, same, unsupported
 
@@ -43,6 +44,7 @@ class Target:
     rank: int = 99  # where the target is listed; `auto` tries device targets in this order
     auto: bool = False  # whether `--target auto` may pick it (the CPU is auto's last resort)
     overrides: dict[str, Verdict] = field(default_factory=dict)
+    advice: Advice = field(default_factory=common)  # speed and precision facts (advice.py)
 
     def __post_init__(self) -> None:
         """A target without surface data would make every API a no-op or unsupported, silently."""

@@ -1,5 +1,6 @@
 """Plain CPU: the proving ground. Device calls become no-ops, AMP runs in bfloat16, DDP on gloo."""
 
+from torchport.targets.advice import common
 from torchport.targets.base import Target
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.fallbacks import legacy_tensor_types
@@ -11,6 +12,7 @@ NATIVE_BF16 = '"avx512_bf16", "amx_bf16", "bf16", "sve_bf16"'  # flags of torch.
 TARGET = Target(
     name="cpu",
     rank=4,
+    advice=common(has_device=False),
     summary="CPU only: no device calls, bfloat16 autocast, gloo",
     device_module="torch.cpu",
     surface=names(TORCH_SURFACE, "torch.cpu"),

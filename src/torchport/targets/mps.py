@@ -1,5 +1,6 @@
 """Apple silicon GPUs through torch.mps (surface read from torch 2.13). One device, no collectives."""
 
+from torchport.targets.advice import common
 from torchport.targets.base import Target
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import same
@@ -7,6 +8,7 @@ from torchport.targets.verdict import same
 TARGET = Target(
     name="mps",
     rank=3,
+    advice=common(no_float64=True),
     auto=True,
     summary="Apple GPU (torch.mps): a single device; distributed code falls back to gloo",
     device_module="torch.mps",

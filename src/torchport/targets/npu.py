@@ -1,5 +1,6 @@
 """Huawei Ascend NPU through torch_npu (surface read from the torch-npu 2.14.0 wheel)."""
 
+from torchport.targets import advice
 from torchport.targets.base import Target
 from torchport.targets.surface import NPU_SURFACE, names, version
 
@@ -18,4 +19,5 @@ TARGET = Target(
     setup_import="torch_npu",
     dist_backend='"hccl"',
     visible_devices_env="ASCEND_RT_VISIBLE_DEVICES",
+    advice=advice.NPU,
 )

@@ -1,5 +1,23 @@
 """The rewrite rules, one class each, run together in one pass over a file (see base.py)."""
 
+from torchport.migrate.rules.advice import (
+    BroadcastBuffersAdvice,
+    DataParallelAdvice,
+    Float64Advice,
+    LaunchEnvironmentAdvice,
+    MixedPrecisionAdvice,
+    NonBlockingAdvice,
+    SpawnAdvice,
+)
+from torchport.migrate.rules.affinity import (
+    AttentionAffinity,
+    ClipGradAffinity,
+    GeluTanhAffinity,
+    OptimizerAffinity,
+    RmsNormAffinity,
+    RotaryEmbeddingAffinity,
+    SwigluAffinity,
+)
 from torchport.migrate.rules.amp import AmpRule
 from torchport.migrate.rules.cuda_api import CudaApiRule
 from torchport.migrate.rules.cuda_build import CudaBuildVersionRule
@@ -36,4 +54,19 @@ RULES = [
     PinMemoryRule,
     ProfilerActivityRule,
     CudaBuildVersionRule,
+    # advice: rows only, nothing changed (the optimizer swap only with --apply-affinity)
+    MixedPrecisionAdvice,
+    Float64Advice,
+    DataParallelAdvice,
+    SpawnAdvice,
+    BroadcastBuffersAdvice,
+    NonBlockingAdvice,
+    LaunchEnvironmentAdvice,
+    OptimizerAffinity,
+    ClipGradAffinity,
+    AttentionAffinity,
+    RmsNormAffinity,
+    RotaryEmbeddingAffinity,
+    SwigluAffinity,
+    GeluTanhAffinity,
 ]

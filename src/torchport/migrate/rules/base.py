@@ -60,8 +60,11 @@ class FileContext:
     parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)  # filled by RulesPass
     wrapper: MetadataWrapper | None = None  # for a scope analysis, made on first need
     metadata_reader: _MetadataReader | None = None
-    reported: list[tuple[cst.CSTNode, str, Operation, str, str]] = field(default_factory=list)
+    reported: list[tuple] = field(default_factory=list)  # (node, code, operation, message, api, replacement, category)
     device_index_names: frozenset[str] = frozenset()  # names that hold a CUDA device index (device_indices.py)
+    apply_affinity: bool = False  # perform the affinity swaps that keep behaviour (migrate --apply-affinity)
+    whole_source: bytes = b""  # the whole file, as read (the rules may walk a reduced one: see elide.py)
+    qualified_names: dict[cst.CSTNode, str | None] = field(default_factory=dict)  # Rule.qualified_name's answers
 
     def need_expression(self, source: str) -> None:
         """Record the imports and target definitions that a piece of generated code relies on."""
@@ -88,10 +91,10 @@ class FileContext:
         """The rows reported so far, with their lines."""
         lines = node_lines(self.module, {node for node, *_ in self.reported})
         rows = [
-            Finding(self.path, *lines.get(node, (0, 0)), code, operation, message, api)
-            for node, code, operation, message, api in self.reported
+            Finding(self.path, *lines.get(node, (0, 0)), code, operation, message, *extra)
+            for node, code, operation, message, *extra in self.reported
         ]
-        return sorted(rows, key=lambda f: (f.start_line, f.code))
+        return sorted(dict.fromkeys(rows), key=lambda f: (f.start_line, f.code))  # (two alike on one line: one row)
 
 
 class Rule:
@@ -114,6 +117,12 @@ class Rule:
         self.context = context
         self.target = context.target
 
+    @classmethod
+    def applies_to(cls, target: Target) -> bool:
+        """Whether the rule can have anything to say on `target` (its text then joins that
+        target's pre-filter, and it joins the walk)."""
+        return True
+
     # --- reading -------------------------------------------------------------------------
     def qualified_name(self, node: cst.CSTNode) -> str | None:
         """The fully qualified name `node` refers to (`tc.synchronize` -> `torch.cuda.synchronize`)."""
@@ -122,28 +131,39 @@ class Rule:
             inner = inner.value
         if not isinstance(inner, cst.Name):  # `f().x` names an attribute of a result, not an API
             return None
+        imports = self.context.imports
+        if imports is not None and inner.value not in imports.ambiguous:
+            if inner.value not in imports.bindings and inner.value != "torch":
+                return None  # (most names: the script's own variables)
+            known = self.context.qualified_names
+            if node in known:
+                return known[node]
+            name = None if self.is_bound_here(node) else self._imported_name(node, inner, imports)
+            if node in self.context.parents:  # (asked before the walk reached it, its place is not known yet)
+                known[node] = name  # the same for every rule that asks: worked out once
+            return name
         if self.is_bound_here(node):
             return None
-        imports = self.context.imports
         if imports is not None and inner.value in imports.ambiguous:
             dotted = source_of(node)
             meanings = imports.meanings(dotted)
             if not any(m.startswith(r) or r.startswith(m) for m in meanings for r in self.reads):
                 return None  # whichever binding a use sees, it is nothing this rule acts on
-        elif imports is not None:
-            if not self._is_reference(node):
-                return None
-            if inner.value not in imports.bindings:
-                # `torch` used without being imported (a star import, or a broken file): read the
-                # name as written, so that a second pass, after we add `import torch`, agrees.
-                return source_of(node) if inner.value == "torch" else None
-            name = imports.qualified_name(source_of(node))
-            return name if name is not None and name.startswith("torch") else None
         names = self.context.metadata(QualifiedNameProvider, node, set())
         if not names and inner.value == "torch":
             return source_of(node)
         torch_names = sorted(n.name for n in names if n.name.startswith("torch"))
         return torch_names[0] if torch_names else None
+
+    def _imported_name(self, node: cst.CSTNode, inner: cst.Name, imports: ImportTable) -> str | None:
+        if not self._is_reference(node):
+            return None
+        if inner.value not in imports.bindings:
+            # `torch` used without being imported (a star import, or a broken file): read the
+            # name as written, so that a second pass, after we add `import torch`, agrees.
+            return dotted_name(node) if inner.value == "torch" else None
+        name = imports.qualified_name(dotted_name(node))
+        return name if name is not None and name.startswith("torch") else None
 
     def _is_reference(self, node: cst.CSTNode) -> bool:
         """Whether `node` is an expression that refers to something, not a name that is only
@@ -204,8 +224,10 @@ class Rule:
             self.context.need_expression(needs)
         self.report(node, operation, message, api=api)
 
-    def report(self, node: cst.CSTNode, operation: Operation, message: str, *, api: str = "") -> None:
-        self.context.reported.append((node, self.code, operation, message, api))
+    def report(
+        self, node: cst.CSTNode, operation: Operation, message: str, *, api: str = "", replacement: str = "", category: str = ""
+    ) -> None:
+        self.context.reported.append((node, self.code, operation, message, api, replacement, category))
 
 
 class RulesPass(cst.CSTVisitor):
@@ -417,6 +439,19 @@ def _without_removed(body, footer) -> tuple[list, list]:
 def source_of(node: cst.CSTNode) -> str:
     """The source text of one node, as LibCST would print it."""
     return _EMPTY_MODULE.code_for_node(node)
+
+
+def dotted_name(node: cst.CSTNode) -> str | None:
+    """`a.b.c` for a chain of names (None for anything else): what `source_of` gives for one,
+    without printing it (which costs as much as printing a statement)."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
 
 
 def _has_no_effect(test: cst.BaseExpression) -> bool:

@@ -1,0 +1,88 @@
+"""What to tell a user about speed and precision on a target, as data the advice rules read.
+
+`Advice` holds the per-target facts (AMP is effectively required on the NPU's matrix units, MPS
+has no float64, ...). `Affinity` rows name a faster API a target has for something a script does:
+a torch optimizer that has a fused twin in `torchport.optim`, a hand-written attention that
+`scaled_dot_product_attention` computes in one kernel, a fused NPU op from torch_npu. The rules
+in migrate/rules/affinity.py match them in the same pass as the migration rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+OPTIMIZER = "optimizer"
+FUNCTION = "function"
+PATTERN = "pattern"
+
+
+@dataclass(frozen=True)
+class Affinity:
+    category: str  # OPTIMIZER, FUNCTION or PATTERN (the report's "Api Type")
+    name: str  # what the script uses: a qualified name, or a pattern's name ("attention")
+    replacement: str  # the faster API
+    safe: bool = False  # same arguments, same results and state_dict: --apply-affinity may swap it
+    note: str = ""  # what to mind when making the change by hand
+
+
+@dataclass(frozen=True)
+class Advice:
+    needs_amp: bool = False  # fp32 training leaves the matrix units mostly idle
+    no_float64: bool = False  # the device has no float64 at all
+    has_device: bool = True  # False on the CPU: copies, launchers and queues have nothing to do
+    launch_env: tuple[str, ...] = ()  # environment switches the target's guide recommends
+    varying_shapes: str = ""  # the remedy when input shapes change between steps
+    affinity: tuple[Affinity, ...] = ()
+
+
+_FUSED = {
+    "SGD": "FusedSGD", "Adam": "FusedAdam", "AdamW": "FusedAdamW", "Adadelta": "FusedAdadelta", "RMSprop": "FusedRMSprop",
+}
+_KEEP = "same arguments and state_dict; every parameter updated in a few kernel launches"
+
+OPTIMIZERS = tuple(
+    Affinity(OPTIMIZER, f"torch.optim.{name}", f"torchport.optim.{fused}", safe=True, note=_KEEP)
+    for name, fused in _FUSED.items()
+) + (
+    Affinity(OPTIMIZER, "timm.optim.Lamb", "torchport.optim.FusedLamb", safe=True, note=_KEEP),
+    Affinity(OPTIMIZER, "timm.optim.AdamP", "torchport.optim.FusedAdamP", safe=True, note=_KEEP),
+    Affinity(OPTIMIZER, "timm.optim.RMSpropTF", "torchport.optim.FusedRMSpropTF", safe=True, note=_KEEP),
+    Affinity(OPTIMIZER, "pytorch_pretrained_bert.optimization.BertAdam", "torchport.optim.FusedBertAdam", safe=True, note=_KEEP),
+)
+
+PORTABLE = (
+    Affinity(FUNCTION, "torch.nn.utils.clip_grad_norm_", "optimizer.clip_grad_norm_fused_",
+             note="with a torchport.optim optimizer: the norm over its flat gradient buffer, one kernel"),
+    Affinity(PATTERN, "attention", "torch.nn.functional.scaled_dot_product_attention",
+             note="softmax(q @ k^T / sqrt(d)) @ v by hand: one fused kernel, no (L x L) matrix kept"),
+    Affinity(PATTERN, "rms_norm", "torch.nn.functional.rms_norm", note="x * rsqrt(mean(x^2) + eps) by hand"),
+    Affinity(PATTERN, "gelu_tanh", "torch.nn.functional.gelu", note='the tanh approximation by hand: approximate="tanh"'),
+)
+
+NPU_FUSED = (
+    Affinity(PATTERN, "attention", "torch_npu.npu_fusion_attention", note="softmax(q @ k^T / sqrt(d)) @ v by hand"),
+    Affinity(PATTERN, "rms_norm", "torch_npu.npu_rms_norm", note="x * rsqrt(mean(x^2) + eps) by hand"),
+    Affinity(PATTERN, "rotary_embedding", "torch_npu.npu_rotary_mul", note="x * cos + rotate_half(x) * sin by hand"),
+    Affinity(PATTERN, "swiglu", "torch_npu.npu_swiglu", note="silu(a) * b by hand"),
+    Affinity(PATTERN, "gelu_tanh", "torch_npu.npu_gelu", note="the tanh approximation by hand"),
+    Affinity(FUNCTION, "torch.nn.utils.clip_grad_norm_", "optimizer.clip_grad_norm_fused_",
+             note="with a torch_npu.optim.NpuFused* (or torchport.optim) optimizer: one fused kernel"),
+)
+NPU_OPTIMIZERS = tuple(
+    Affinity(OPTIMIZER, f"torch.optim.{name}", f"torchport.optim.{fused}", safe=True,
+             note=f"{_KEEP} (torch_npu.optim.NpuFused{name} is the NPU's own)")
+    for name, fused in _FUSED.items()
+) + OPTIMIZERS[len(_FUSED):]
+
+
+def common(**facts) -> Advice:
+    """Advice with the affinity rows every target shares."""
+    return Advice(affinity=OPTIMIZERS + PORTABLE, **facts)
+
+
+NPU = Advice(
+    needs_amp=True,
+    launch_env=("TASK_QUEUE_ENABLE=1",),
+    varying_shapes="torch_npu.npu.set_compile_mode(jit_compile=False)",
+    affinity=NPU_OPTIMIZERS + NPU_FUSED,
+)
