@@ -1,5 +1,6 @@
 """`make demo`: migrate the bundled CUDA examples to the CPU and to device-agnostic code, run them
-here (the DDP one under torchrun with two processes), and print what changed.
+here (the DDP one under torchrun with two processes), print what changed, then what an NPU port
+should also change for speed (`torchport analyze --target npu`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ def main() -> int:
         summary = json.loads((out / "torchport_report" / "summary.json").read_text())
         print(f"  report: {summary['changes']} changes in {summary['files_changed']} files, "
               f"{summary['unsupported']} unsupported, {summary['notes']} notes -> {out.relative_to(ROOT)}/torchport_report/")
+    analysis = OUT / "analysis_npu"
+    print(f"\n$ torchport analyze examples -o {analysis.relative_to(ROOT)} --target npu")
+    subprocess.run([sys.executable, "-m", "torchport", "analyze", str(EXAMPLES), "-o", str(analysis), "--target", "npu"],
+                   check=True)
     print("\nSee a diff with: torchport migrate examples --diff --target npu")
     return 1 if failures else 0
 

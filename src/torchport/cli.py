@@ -19,6 +19,7 @@ COMMANDS = {
     "migrate": ("torchport.migrate.command", "rewrite CUDA code for another target into a new tree"),
     "run": ("torchport.runtime.command", "run an unmodified CUDA script on another target"),
     "shapes": ("torchport.shapes.command", "find the torch calls whose shapes change from step to step"),
+    "analyze": ("torchport.analyze.command", "report what will not move, what to tune, and third-party CUDA"),
     "ops": ("torchport.ops.command", "which aten ops a run uses that a target has no kernel for"),
     "targets": ("torchport.targets.command", "list the targets, or what each torch.cuda API becomes"),
 }
@@ -31,6 +32,7 @@ examples:
   torchport migrate train.py -o ported --target npu       rewrite a script into ported/
   torchport migrate repo/ -o repo_cpu --target cpu --diff  preview the changes only
   torchport run --target cpu train.py --epochs 1          run CUDA code as it is, on the CPU
+  torchport analyze repo/ -o report --target npu          what will not move, and what to tune
   torchport targets --target accelerator                  what each torch.cuda API becomes
 """
 

@@ -1,0 +1,184 @@
+"""Analyse CUDA training code for a target, before (or instead of) migrating it. Nothing is rewritten.
+
+Reports land in OUT/torchport_report/, in the columns Ascend's PyTorch Analyse tool writes:
+  --mode apis        unsupported_api.csv, unknown_api.csv (File, Start Line, End Line, OP, Tips):
+                     what the target lacks, and CUDA names no rule knows;
+                     api_precision_advice.csv, api_performance_advice.csv (File, Start Line,
+                     End Line, OP, Advice): lines that compute differently, or slower than they
+                     could, on the target (no AMP where the chip needs it, float64 on MPS,
+                     DataParallel, mp.spawn, DDP buffers, copies in loops, launch switches)
+  --mode affinity    affinity_api_call.csv (File, Start Line, End Line, Api Type, Api Call Name,
+                     Affinity Api Name): faster APIs the target has (fused optimizers, fused
+                     clipping, scaled_dot_product_attention, the NPU's fused ops)
+  --mode third-party full_unsupported_results.csv (File, 3rd-party API, Message): where the
+                     libraries SRC imports (or --package NAME) hard-code CUDA, which neither
+                     migrate nor run can reach
+  --mode dynamic-shape  OUT holds a copy of SRC whose training loops record shapes per step;
+                     run it, and it writes dynamic_shape_report.csv (see `torchport shapes`)
+  --mode all         apis, affinity and third-party
+Every row names the line it is about; there are no rows "for every file". `torchport migrate`
+writes the apis and affinity reports too.
+
+exit status: 0 done; 2 usage error (nothing written); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from torchport import targets
+from torchport.errors import UsageError
+from torchport.findings import Operation
+from torchport.migrate import engine
+from torchport.migrate.walk import add_selection_arguments, selection_from
+from torchport.report.tables import ADVICE_REPORTS, AFFINITY_REPORT
+
+MODES = ("apis", "affinity", "third-party", "dynamic-shape", "all")
+REPORTS = {
+    "apis": {"unsupported_api.csv", "unknown_api.csv", "skipped_files.csv", *ADVICE_REPORTS},
+    "affinity": {AFFINITY_REPORT, "skipped_files.csv"},
+}
+THIRD_PARTY_REPORT = "full_unsupported_results.csv"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("src", type=Path, nargs="+", metavar="SRC", help="Python files or folders of code")
+    parser.add_argument("-o", "--out", type=Path, required=True, metavar="OUT",
+                        help="folder for the reports (OUT/torchport_report/)")
+    parser.add_argument("-t", "--target", choices=targets.names(), default="npu",
+                        help="the target to analyse for (default: %(default)s)")
+    parser.add_argument("-m", "--mode", choices=MODES, default="all", help="what to analyse (default: %(default)s)")
+    parser.add_argument("--package", action="append", default=[], metavar="NAME",
+                        help="third-party: scan this installed package (repeatable; default: what SRC imports)")
+    parser.add_argument("--force", action="store_true", help="write into a non-empty OUT (never deletes anything)")
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (0: one per CPU)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    add_selection_arguments(parser)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.jobs < 0:
+        raise UsageError(f"-j {args.jobs}: give a number of processes, 0 or more")
+    if args.mode == "dynamic-shape":
+        return _dynamic_shape(args)
+    wanted = set()
+    for mode in ("apis", "affinity") if args.mode == "all" else (args.mode,):
+        wanted |= REPORTS.get(mode, set())
+    options = engine.Options(
+        sources=args.src, out=args.out, target=args.target, force=args.force, jobs=args.jobs or (os.cpu_count() or 1),
+        selection=selection_from(args), analysis_only=True, reports=wanted,
+    )
+    try:
+        outcome = engine.run(options) if wanted else None
+        if args.mode in ("third-party", "all"):
+            third_party = _third_party(args, options)
+        else:
+            third_party = None
+    except engine.MigrationError as error:
+        raise UsageError(str(error)) from None
+    if not args.quiet:
+        _print_summary(args, outcome, third_party)
+    return 0
+
+
+def _third_party(args: argparse.Namespace, options: engine.Options) -> list:
+    """Scan the libraries SRC imports (or --package), and write full_unsupported_results.csv."""
+    from torchport.analyze import third_party
+
+    roots = [(third_party.locate_package(name), name) for name in args.package]
+    if not args.package:
+        for source in args.src:
+            roots += [(path, path.name) for path in third_party.imported_folders(source)]
+    findings = []
+    seen = set()
+    for root, label in roots:
+        if root in seen:
+            continue
+        seen.add(root)
+        findings += third_party.scan_library(root, label.removesuffix(".py"))
+    report = args.out / engine.REPORT_DIR
+    if not report.is_dir():  # (third-party alone: nothing has claimed OUT yet)
+        with engine.claimed(args.out.resolve(), options):
+            third_party.write_third_party_csv(report / THIRD_PARTY_REPORT, findings)
+    else:
+        third_party.write_third_party_csv(report / THIRD_PARTY_REPORT, findings)
+    return findings
+
+
+def _dynamic_shape(args: argparse.Namespace) -> int:
+    """A copy of SRC whose training loops record shapes (as Ascend's dynamic_shape mode writes)."""
+    from torchport.shapes import instrument_source  # (the run-time detector's package)
+
+    options = engine.Options(sources=args.src, out=args.out, target=args.target, force=args.force,
+                             selection=selection_from(args))
+    try:
+        sources, out = engine.check_paths(options)
+        with engine.claimed(out, options):
+            instrumented, without = _copy_instrumented(sources, out, options, instrument_source)
+    except engine.MigrationError as error:
+        raise UsageError(str(error)) from None
+    if not args.quiet:
+        print(f"torchport analyze [dynamic-shape]: {len(instrumented)} files with a training loop instrumented -> {args.out}")
+        print("  run the copy as you run the original; it writes dynamic_shape_report.csv")
+        if not instrumented:
+            print("  no training loop found: wrap yours by hand as `for batch in DETECTOR.start(loader):`"
+                  " (from torchport.shapes import DETECTOR)")
+    return 0
+
+
+def _copy_instrumented(sources, out: Path, options: engine.Options, instrument) -> tuple[list[str], list[str]]:
+    outcome = engine.Outcome()
+    writer = engine.Writer([s.path for s in sources], out, outcome)
+    instrumented, without = [], []
+    for source in sources:
+        tree = engine.scan(source.path, options.selection)
+        for relative in tree.files:
+            name = (source.prefix / relative).as_posix()
+            origin = source.base / relative
+            new = None
+            if relative.suffix == ".py":
+                try:
+                    new = instrument(origin.read_bytes(), name)
+                except OSError:
+                    new = None
+            if new is None:
+                writer.copy(origin, name)
+                (without if relative.suffix == ".py" else []).append(name)
+            else:
+                writer.write(origin, name, engine.FileResult(new, error=None, findings=[_changed(name)]))
+                instrumented.append(name)
+    return instrumented, without
+
+
+def _changed(name: str):
+    from torchport.findings import Finding
+
+    return Finding(name, 0, 0, "TS001", Operation.MODIFY, "training loop wrapped in DETECTOR.start()")
+
+
+def _print_summary(args: argparse.Namespace, outcome: engine.Outcome | None, third_party: list | None) -> None:
+    out = sys.stdout
+    print(f"torchport analyze [{args.target}, {args.mode}] -> {args.out / engine.REPORT_DIR}/", file=out)
+    if outcome is not None:
+        print(f"  {outcome.python_files} Python files", file=out)
+        rows = []
+        if args.mode in ("apis", "all"):
+            rows += [("unsupported", Operation.UNSUPPORTED), ("unknown", Operation.UNKNOWN),
+                     ("precision advice", Operation.PRECISION), ("performance advice", Operation.PERFORMANCE)]
+        if args.mode in ("affinity", "all"):
+            rows.append(("affinity", Operation.AFFINITY))
+        for label, operation in rows:
+            findings = [f for f in outcome.findings if f.operation is operation]
+            print(f"  {label:<19}{len(findings):>5}", file=out)
+            for finding in findings[:5]:
+                what = finding.replacement or finding.message
+                print(f"      {finding.file}:{finding.start_line}  {finding.api}: {what}", file=out)
+            if len(findings) > 5:
+                print(f"      ... {len(findings) - 5} more in the CSV", file=out)
+        if outcome.skipped:
+            print(f"  skipped files {len(outcome.skipped)} (skipped_files.csv)", file=out)
+    if third_party is not None:
+        print(f"  third-party{len(third_party):>13}  ({THIRD_PARTY_REPORT})", file=out)
