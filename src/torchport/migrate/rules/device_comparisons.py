@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, parse_expression
+from torchport.migrate.rules.base import Rule, parse_expression, source_of
 from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, quoted
 
 EQUALITY = (cst.Equal, cst.NotEqual)
@@ -13,19 +13,31 @@ MEMBERSHIP = (cst.In, cst.NotIn)
 
 def device_comparison(node: cst.Comparison) -> tuple[cst.SimpleString, cst.BaseExpression, cst.BaseCompOp] | None:
     """(the "cuda" literal, the other operand, the operator) of `x == "cuda"`, `"cuda" != x`,
-    `"cuda" in x` or `"cuda" not in x`; None for anything else, chains included."""
+    `x.device == torch.device("cuda")`, `"cuda" in x` or `"cuda" not in x`; None for anything
+    else, chains included."""
     if len(node.comparisons) != 1:
         return None
     left, (target,) = node.left, node.comparisons
     operator, right = target.operator, target.comparator
     if isinstance(operator, EQUALITY):
-        if cuda_literal_index(right)[0]:
-            return right, left, operator
-        if cuda_literal_index(left)[0]:
-            return left, right, operator
+        for literal, other in ((right, left), (left, right)):
+            literal = device_call_literal(literal) or literal
+            if cuda_literal_index(literal)[0]:
+                return literal, other, operator
     elif isinstance(operator, MEMBERSHIP) and cuda_literal_index(left)[0]:
         return left, right, operator
     return None
+
+
+def device_call_literal(node: cst.BaseExpression) -> cst.SimpleString | None:
+    """The string of `torch.device("cuda")` (a call of something named `device` with one
+    string), or None."""
+    if not isinstance(node, cst.Call) or len(node.args) != 1 or node.args[0].keyword is not None:
+        return None
+    func = node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    value = node.args[0].value
+    return value if name == "device" and isinstance(value, cst.SimpleString) else None
 
 
 class DeviceComparisonRule(Rule):
@@ -57,6 +69,10 @@ class DeviceComparisonRule(Rule):
         if cuda_literal_index(literal)[1] is not None:
             return  # "cuda:1" against a device string: rare; TP001 spells the device
         device, cpu = target.device_type_expr, quoted(literal, "cpu").value
+        call = node.comparisons[0].comparator if other is node.left else node.left
+        if device_call_literal(call) is literal:  # device objects: compare them as device objects
+            maker = source_of(call.func)
+            device, cpu = f"{maker}({device})", f"{maker}({cpu})"
         if isinstance(operator, cst.Equal):
             template = f"_ == {device} != {cpu}"
         elif isinstance(operator, cst.NotEqual):

@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from torchport.migrate.rules.base import Rule, parse_expression
-from torchport.migrate.rules.device_comparisons import device_comparison
+from torchport.migrate.rules.device_comparisons import device_call_literal, device_comparison
 from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, string_value
 
 # "cuda:%d" % i, "cuda:{}".format(i): a prefix filled in at run time.
@@ -71,6 +71,8 @@ class DeviceLiteralRule(Rule):
             return parent.key is node
         if isinstance(parent, cst.Index):
             return True
+        if isinstance(parent, cst.Arg) and device_call_literal(call := self.parent(parent)) is node:
+            parent = self.parent(call)  # `torch.device("cuda")` compared: the comparison's literal
         if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
             comparison = parent if isinstance(parent, cst.Comparison) else self.parent(parent)
             return device_comparison(comparison) is not None

@@ -13,3 +13,10 @@ if args['cuda'] and args.get('cuda') and getattr(args, 'cuda', False):
 first = torch.zeros(2).to(device)
 if first.device.type == DEVICE_TYPE != "cpu":
     first = (first.pin_memory() if torch.accelerator.is_available() else first)
+
+
+def device_objects(x):
+    # a device object compared with a CUDA one asks the same question
+    if x.device == torch.device(DEVICE_TYPE) != torch.device("cpu"):
+        return "gpu"
+    return x.device != torch.device(DEVICE_TYPE) or torch.device(DEVICE_TYPE) == torch.device('cpu')

@@ -10,3 +10,10 @@ args = {'cuda': torch.cpu.is_available(), 'device': device}
 if args['cuda'] and args.get('cuda') and getattr(args, 'cuda', False):
     pass
 first = torch.zeros(2).to(device)
+
+
+def device_objects(x):
+    # a device object compared with a CUDA one asks the same question
+    if x.device == torch.device("cuda"):
+        return "gpu"
+    return x.device != torch.device('cuda')

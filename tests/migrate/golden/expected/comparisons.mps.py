@@ -12,3 +12,10 @@ if args['cuda'] and args.get('cuda') and getattr(args, 'cuda', False):
 first = torch.zeros(2).to(device)
 if first.is_mps:
     first = first.pin_memory()
+
+
+def device_objects(x):
+    # a device object compared with a CUDA one asks the same question
+    if x.device == torch.device("mps"):
+        return "gpu"
+    return x.device != torch.device('mps')
