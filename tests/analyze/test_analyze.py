@@ -142,3 +142,33 @@ def test_apply_affinity_trains_to_the_same_loss(cli, tmp_path: Path) -> None:
     assert plain["state"].keys() == fused["state"].keys()
     for key in plain["state"]:
         torch.testing.assert_close(fused["state"][key]["exp_avg"], plain["state"][key]["exp_avg"], rtol=1e-5, atol=1e-7)
+
+
+VARYING = '''\
+import torch
+
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = [torch.randn(n, 4) for n in (2, 3, 4)]
+for batch in batches:
+    optimizer.zero_grad()
+    model(batch).sum().backward()
+    optimizer.step()
+'''
+
+
+def test_dynamic_shape_mode_writes_a_copy_that_reports_when_run(cli, tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "train.py").write_text(VARYING)
+    (src / "notes.txt").write_text("kept")
+    out = tmp_path / "out"
+    code, stdout, err = cli("analyze", src, "-o", out, "-m", "dynamic-shape")
+    assert code == 0, err
+    assert "1 files with a training loop instrumented" in stdout
+    assert "DETECTOR.start(batches)" in (out / "train.py").read_text()
+    assert (out / "notes.txt").read_text() == "kept"
+    done = subprocess.run([sys.executable, "train.py"], cwd=out, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = rows(out / "dynamic_shape_report.csv")
+    assert any("linear" in row[0].lower() for row in report[1:]), report

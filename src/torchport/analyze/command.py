@@ -110,7 +110,7 @@ def _third_party(args: argparse.Namespace, options: engine.Options) -> list:
 
 def _dynamic_shape(args: argparse.Namespace) -> int:
     """A copy of SRC whose training loops record shapes (as Ascend's dynamic_shape mode writes)."""
-    from torchport.shapes import instrument_source  # (the run-time detector's package)
+    from torchport.shapes.loops import instrument_source  # (the run-time detector's package)
 
     options = engine.Options(sources=args.src, out=args.out, target=args.target, force=args.force,
                              selection=selection_from(args))
@@ -142,7 +142,7 @@ def _copy_instrumented(sources, out: Path, options: engine.Options, instrument) 
             if relative.suffix == ".py":
                 try:
                     new = instrument(origin.read_bytes(), name)
-                except OSError:
+                except (OSError, SyntaxError, ValueError):  # (unreadable, or not Python: copied as it is)
                     new = None
             if new is None:
                 writer.copy(origin, name)
