@@ -114,12 +114,12 @@ class Capture:
 
         self.recorder = recorder
         self._torch = torch
+        self._current_mode = torch.overrides._get_current_function_mode
         self._handles: list = []
         self._lifted = False  # the mode is off the stack for an optimizer step
-        self._zero_grad = torch.optim.Optimizer.zero_grad
-        self._lifted_zero_grad = self._lifting(self._zero_grad)
+        self._zero_grad = None  # Optimizer.zero_grad as it was when the step began
+        self._lifted_zero_grad = self._lifting_zero_grad()
         self._module_names: dict = {}
-
         self.mode = _shape_mode(recorder, TorchFunctionMode)
 
     def install(self) -> None:
@@ -131,22 +131,23 @@ class Capture:
         self._handles = [register_module_forward_hook(self._forward_hook, with_kwargs=True),
                          register_optimizer_step_pre_hook(self._lift),
                          register_optimizer_step_post_hook(self._restore)]
-        self._torch.optim.Optimizer.zero_grad = self._lifted_zero_grad
+        optimizer = self._torch.optim.Optimizer
+        self._zero_grad = optimizer.zero_grad
+        optimizer.zero_grad = self._lifted_zero_grad
 
     def remove(self) -> None:
         for handle in self._handles:
             handle.remove()
         self._handles = []
-        if self._torch.optim.Optimizer.zero_grad is self._lifted_zero_grad:
-            self._torch.optim.Optimizer.zero_grad = self._zero_grad
+        optimizer = self._torch.optim.Optimizer
+        if optimizer.__dict__.get("zero_grad") is self._lifted_zero_grad:
+            optimizer.zero_grad = self._zero_grad
         if self._on_top():
             self.mode.__exit__(None, None, None)
         # else the script left a mode of its own on top: ours stays below it, inert (not recording)
 
     def _on_top(self) -> bool:
-        from torch.overrides import _get_current_function_mode
-
-        return _get_current_function_mode() is self.mode
+        return self._current_mode() is self.mode
 
     def _lift(self, *hook_arguments) -> None:
         if self._on_top():
@@ -158,19 +159,19 @@ class Capture:
             self._lifted = False
             self.mode.__enter__()
 
-    def _lifting(self, method):
-        """`method` run with the mode lifted, as the step hooks lift it around a step."""
-        import functools
+    def _lifting_zero_grad(self):
+        """What Optimizer.zero_grad is while a step runs: the one it replaced, with the mode lifted
+        (a plain function, so that it binds to the optimizer as a method does)."""
+        capture = self
 
-        @functools.wraps(method)
-        def lifted(*args, **kwargs):
-            self._lift()
+        def zero_grad(optimizer, *args, **kwargs):
+            capture._lift()
             try:
-                return method(*args, **kwargs)
+                return capture._zero_grad(optimizer, *args, **kwargs)
             finally:
-                self._restore()
+                capture._restore()
 
-        return lifted
+        return zero_grad
 
     def _forward_hook(self, module, args, kwargs, output):
         recorder = self.recorder

@@ -35,9 +35,9 @@ import sys
 
 from torchport import targets
 from torchport.errors import UsageError
+from torchport.shapes.detector import DETECTOR, REPORT, StepLimit, prints_here
+from torchport.shapes.launch import compile_script, from_the_script, run_as_main
 from torchport.shapes.loops import MANUAL_EDIT, find_training_loops, instrument_source
-
-REPORT = "dynamic_shape_report.csv"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,8 +66,6 @@ def main(args: argparse.Namespace) -> int:
     _require_torch()
     report = os.path.join(_output_dir(args.output), args.report)
     session = _migrate_at_run_time(args) if args.target else None
-    from torchport.shapes.detector import DETECTOR
-
     DETECTOR.reset()
     DETECTOR.configure(report=report, include_static=args.all, max_steps=steps, exit_at_limit=True)
     try:
@@ -99,8 +97,6 @@ def _script(program: list[str]) -> tuple[str, list[str]]:
 
 def _instrumented_code(script: str):
     """The script's code with its training loop wrapped; the loops found are named on stderr."""
-    from torchport.shapes.launch import compile_script
-
     try:
         with open(script, "rb") as handle:
             source = handle.read()
@@ -117,7 +113,7 @@ def _instrumented_code(script: str):
             return compile_script(source, script)
         raise UsageError(f"no training loop found in {script} (no for loop reaches .backward() or an "
                          f"optimizer's .step()); wrap yours by hand: {MANUAL_EDIT}")
-    if _speaks():
+    if prints_here():
         for loop in loops:
             print(f"torchport shapes: recording the loop at {script}:{loop.line}  {loop.header}", file=sys.stderr)
     return compile_script(instrumented, script)
@@ -149,8 +145,6 @@ def _migrate_at_run_time(args: argparse.Namespace):
 def _run(code, script: str, argv: list[str]) -> int:
     """Run the script; its exit status, as `torchport run` gives it."""
     from torchport.runtime.command import _exit_status, _report_uncaught
-    from torchport.shapes.detector import StepLimit
-    from torchport.shapes.launch import from_the_script, run_as_main
 
     try:
         run_as_main(code, script, argv)
@@ -166,11 +160,6 @@ def _run(code, script: str, argv: list[str]) -> int:
     return 0
 
 
-def _speaks() -> bool:
-    """Whether this process prints: one on its own, or rank 0 of a torchrun-style launch."""
-    return os.environ.get("RANK") in (None, "", "0")
-
-
 def _report(detector, steps: int | None) -> None:
     """Write the report of the steps finished; rank 0 (or a process on its own) prints the summary."""
     try:
@@ -178,7 +167,7 @@ def _report(detector, steps: int | None) -> None:
     except OSError as error:
         print(f"torchport shapes: the report could not be written: {error}", file=sys.stderr)
         return
-    if _speaks():
+    if prints_here():
         if steps is not None and detector.steps >= steps:
             print(f"torchport shapes: stopped after {detector.steps} steps (--steps {steps})", file=sys.stderr)
         print(detector.summary(written), file=sys.stderr)

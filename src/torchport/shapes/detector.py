@@ -169,7 +169,14 @@ class ShapeDetector:
         except OSError as error:
             print(f"torchport shapes: the report could not be written: {error}", file=sys.stderr)
             return
-        print(self.summary(written), file=sys.stderr)
+        if prints_here():
+            print(self.summary(written), file=sys.stderr)
+
+
+def prints_here() -> bool:
+    """Whether this process prints the summary: one on its own, or rank 0 of a torchrun-style
+    launch (every rank writes its report; one terminal line is enough)."""
+    return os.environ.get("RANK") in (None, "", "0")
 
 
 DETECTOR = ShapeDetector()
