@@ -209,3 +209,23 @@ def test_a_script_that_dies_leaves_the_report_of_the_steps_it_finished(tmp_path)
     assert (ones["File Path"], ones["Line Number"], ones["Iterations"]) == ("train.py", "4", "3")
     assert ones["Output Shape Range"] == "[(1,)-(3,)]"
     assert "torchport shapes: 3 steps" in done.stderr and Path(tmp_path / "train.py").exists()
+
+
+def test_a_compiled_model_is_one_call_at_the_users_line_and_dynamo_does_not_trace_the_detector():
+    import warnings
+
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    compiled = torch.compile(nn.Linear(4, 2), backend="eager")
+    detector = _detector()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in detector.start([2, 3, 4]):
+            line = _line_below()
+            compiled(torch.ones(n, 4)).sum().backward()
+    assert not [w for w in caught if "Dynamo does not know how to trace" in str(w.message)]
+    found = _dynamic(detector)
+    assert found["torch._dynamo.eval_frame.OptimizedModule"][2:3] == [line]
+    assert found["torch._dynamo.eval_frame.OptimizedModule"][4] == "[(2, 4)-(4, 4)]"
+    assert "torch.nn.Linear" not in found and "torch.nn.functional.linear" not in found

@@ -2,9 +2,9 @@
 (functions, Tensor methods and operators, nn.functional) and one global module forward hook
 (`model(x)`, `self.fc(x)`), not a wrapper per function as Ascend's rewrite makes.
 
-The mode and the hook are in place only while a step of the loop runs (`Capture.install` and
-`remove` around each `yield` of `DETECTOR.start`), so data loading and the code after the loop
-cost nothing and are not recorded. During `optimizer.step()` and `optimizer.zero_grad()` the
+The mode is on the stack only while a step of the loop runs (`Capture.enter_step` and
+`leave_step` around each `yield` of `DETECTOR.start`), and the hooks record only then, so data
+loading and the code after the loop cost nothing and are not recorded. During `optimizer.step()` and `optimizer.zero_grad()` the
 mode is lifted off the stack (torch's global optimizer step hooks; zero_grad, which has none, is
 wrapped while a step runs): they make a few calls per parameter, none of them the user's, and each
 would otherwise pass through Python only to be turned away: thousands a step for a large model.
@@ -77,15 +77,22 @@ def module_name(cls) -> str:
 def _shape_mode(recorder: Recorder, mode_base):
     """The TorchFunctionMode; its __torch_function__ runs on every torch call of a step, so what it
     uses is bound once here and the common case (a call straight from the user's frame, a name
-    already known) is a few dict look-ups."""
+    already known) is a few dict look-ups. While torch.compile traces a function it steps aside:
+    the compiled call is recorded where the user makes it (the module hook, or the mode when
+    dynamo falls back to running the code eagerly)."""
     known, name_of = recorder.names.known, recorder.names.of
     kinds, user_frame = recorder.callsites.kinds, recorder.callsites.user_frame
     note, tensor, plain, getframe = recorder.note, recorder.tensor, recorder.plain, sys._getframe
+    import torch
+
+    compiling = torch.compiler.is_compiling
 
     class ShapeMode(mode_base):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             if kwargs is None:
                 kwargs = {}
+            if compiling():  # torch.compile traces through modes: its call is recorded, not its insides
+                return func(*args, **kwargs)
             try:
                 name = known[func]
             except (KeyError, TypeError):
@@ -106,7 +113,7 @@ def _shape_mode(recorder: Recorder, mode_base):
 
 
 class Capture:
-    """Installs and removes the mode and the forward hook that feed a Recorder."""
+    """Puts in place and takes away the mode and the hooks that feed a Recorder."""
 
     def __init__(self, recorder: Recorder) -> None:
         import torch
@@ -122,12 +129,12 @@ class Capture:
         self._module_names: dict = {}
         self.mode = _shape_mode(recorder, TorchFunctionMode)
 
-    def install(self) -> None:
+    def attach(self) -> None:
+        """For the wrapped loop: the forward hook, the optimizer's lifting. They do nothing between
+        steps (not recording, the mode not on the stack), so they are put in place once a loop."""
         from torch.nn.modules.module import register_module_forward_hook
         from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
-        self.mode.__enter__()
-        self._lifted = False
         self._handles = [register_module_forward_hook(self._forward_hook, with_kwargs=True),
                          register_optimizer_step_pre_hook(self._lift),
                          register_optimizer_step_post_hook(self._restore)]
@@ -135,13 +142,20 @@ class Capture:
         self._zero_grad = optimizer.zero_grad
         optimizer.zero_grad = self._lifted_zero_grad
 
-    def remove(self) -> None:
+    def detach(self) -> None:
         for handle in self._handles:
             handle.remove()
         self._handles = []
         optimizer = self._torch.optim.Optimizer
         if optimizer.__dict__.get("zero_grad") is self._lifted_zero_grad:
             optimizer.zero_grad = self._zero_grad
+
+    def enter_step(self) -> None:
+        """The mode onto the stack: from here the step's calls are seen."""
+        self._lifted = False
+        self.mode.__enter__()
+
+    def leave_step(self) -> None:
         if self._on_top():
             self.mode.__exit__(None, None, None)
         # else the script left a mode of its own on top: ours stays below it, inert (not recording)
@@ -175,7 +189,7 @@ class Capture:
 
     def _forward_hook(self, module, args, kwargs, output):
         recorder = self.recorder
-        if not recorder.recording:
+        if not recorder.recording or self._torch.compiler.is_compiling():
             return None
         with self._torch._C.DisableTorchFunction():  # reading .shape would call the mode
             frame = recorder.callsites.module_caller(sys._getframe(1))

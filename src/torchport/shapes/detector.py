@@ -17,7 +17,7 @@ import atexit
 import os
 import sys
 
-from torchport.shapes.signatures import tensor_paths
+from torchport.shapes.signatures import shapes_of, tensor_paths
 from torchport.shapes.sites import BATCH
 
 REPORT = "dynamic_shape_report.csv"
@@ -86,6 +86,7 @@ class ShapeDetector:
         self._begin()
         recorder, capture = self._recorder, self._capture
         self._active = True
+        capture.attach()
         done = 0
         try:
             iterator = iter(iterable)
@@ -96,17 +97,18 @@ class ShapeDetector:
                     return
                 self._note_batch(batch, sys._getframe(1))
                 recorder.recording = True
-                capture.install()
+                capture.enter_step()
                 completed = False
                 try:
                     yield batch
                     completed = True
                 finally:
                     recorder.recording = False
-                    capture.remove()
+                    capture.leave_step()
                     recorder.finish(completed)
                 done += 1
         finally:
+            capture.detach()
             self._active = False
 
     def _begin(self) -> None:
@@ -133,13 +135,13 @@ class ShapeDetector:
         frame = recorder.callsites.user_frame(frame)
         if frame is None:
             return
-        found = tensor_paths(batch, recorder.tensor)
         key = ("batch", id(frame.f_code), frame.f_lasti)
         site = recorder.sites.get(key)
-        if site is None:
-            site = recorder.sites[key] = recorder.new_site(frame, BATCH, [path for path, _ in found])
+        if site is None:  # the tensors' names, from the first batch
+            paths = [path for path, _ in tensor_paths(batch, recorder.tensor)]
+            site = recorder.sites[key] = recorder.new_site(frame, BATCH, paths)
         site.seen_in = recorder.iteration
-        site.current = {((), tuple(shape for _, shape in found))}
+        site.current = {((), shapes_of(batch, recorder.tensor))}
         recorder.touched.append(site)
 
     # --- the report ------------------------------------------------------------------------

@@ -67,11 +67,12 @@ def _collect(value, tensor_type, found: list, depth: int) -> None:
 
 def tensor_paths(value, tensor_type, path: str = "batch", depth: int = 0) -> list[tuple[str, object]]:
     """(path, shape) for each tensor in a batch: `batch[0]`, `batch["input_ids"]`, ..., so that a
-    remedy can name the tensor to mark (`torch._dynamo.mark_dynamic(batch[0], 1)`)."""
-    if isinstance(value, tensor_type):
-        return [(path, value.shape)]
+    remedy can name the tensor to mark (`torch._dynamo.mark_dynamic(batch[0], 1)`). The same
+    tensors, in the same order, as `shapes_of` finds."""
     if depth > _MAX_DEPTH:
         return []
+    if isinstance(value, tensor_type):
+        return [(path, value.shape)]
     if isinstance(value, dict):
         items = ((f"{path}[{key!r}]", item) for key, item in value.items())
     elif isinstance(value, (list, tuple)):

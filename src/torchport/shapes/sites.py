@@ -30,9 +30,9 @@ class Site:
 
     def commit(self) -> None:
         """The iteration finished: compare its shapes with the first iteration's."""
-        current = frozenset(self.current)
+        current = self.current
         if self.first is None:
-            self.first = current
+            self.first = frozenset(current)
         elif current != self.first:
             self.dynamic = True
         self.signatures |= current
