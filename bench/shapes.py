@@ -6,10 +6,11 @@ The model is a small transformer written in the script (F.linear, softmax, layer
 that both detectors see the same user calls; AdamW's own calls are left out by both. The
 traceback variant is torchport's detector with one change: each recorded call is keyed by
 `f"{traceback.extract_stack()}_{name}"`, as msft_dynamic_analysis/hook.py does, instead of by the
-call's code object and instruction. Blocks of steps rotate among the three; each round gives a
-ratio to the plain block beside it, and the median over rounds is reported.
+call's code object and instruction. Blocks of steps rotate among the three, a block of each per
+round; a side's step time is its median block over the rounds, and its overhead that minus the
+plain step's.
 
-    python bench/shapes.py [--rounds 20] [--steps 8] [--warmup 10]
+    python bench/shapes.py [--rounds 30] [--steps 8] [--warmup 10]
 
 Goals: the detector's step at most 2x the plain one; its overhead (step minus plain step) at
 least 5x smaller than the traceback hook's.
@@ -124,7 +125,7 @@ def calls_per_step(model, optimizer, batches) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=20, help="rounds (one block per side each)")
+    parser.add_argument("--rounds", type=int, default=30, help="rounds (one block per side each)")
     parser.add_argument("--steps", type=int, default=8, help="steps per block")
     parser.add_argument("--warmup", type=int, default=10, help="untimed steps per side first")
     parser.add_argument("--threads", type=int, default=1,
@@ -153,11 +154,9 @@ def main() -> int:
         for name in order:
             times[name].append(timed_block(model, optimizer, batches, sides[name]))
 
-    plain = [t for t in times["plain"]]
-    step = {name: statistics.median(values) * 1000 for name, values in times.items()}
-    ratio = statistics.median(d / p for d, p in zip(times["detector"], plain))
-    overhead = {name: statistics.median(t - p for t, p in zip(times[name], plain)) * 1000
-                for name in ("detector", "traceback")}
+    step = {name: statistics.median(values) * 1000 for name, values in times.items()}  # ms
+    ratio = step["detector"] / step["plain"]
+    overhead = {name: step[name] - step["plain"] for name in ("detector", "traceback")}
     calls = calls_per_step(model, optimizer, batches)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), clock {CLOCK.__name__}, "
           f"{args.rounds} rounds x {args.steps} steps per side, {calls:.0f} recorded calls per step")
