@@ -154,7 +154,8 @@ rank = dist.get_rank()
 model = DistributedDataParallel(Net())
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for n in [2, 4, 3, 2]:  # static: DETECTOR.start (batch)
-    loss = model(torch.ones(n + rank, 3)).sum()  # dynamic: torch.ones, torch.nn.parallel.DistributedDataParallel, torch.Tensor.sum
+    x = torch.ones(n + rank, 3)  # dynamic: torch.ones
+    loss = model(x).sum()  # dynamic: torch.nn.parallel.DistributedDataParallel, torch.Tensor.sum
     optimizer.zero_grad()
     loss.backward()  # static: torch.Tensor.backward
     optimizer.step()

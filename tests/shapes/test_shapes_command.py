@@ -118,10 +118,10 @@ def test_a_script_that_fails_reports_the_steps_it_finished(cli, in_tmp):
 
 
 def test_a_cuda_script_runs_on_the_cpu_with_detection(tmp_path):
-    (tmp_path / "train.py").write_text(scripts.SEQUENCE.replace("model = SequenceModel()", "model = SequenceModel().cuda()")
-                                       .replace("logits = model(tokens)", "logits = model(tokens.cuda())")
-                                       .replace("loss = F.cross_entropy(logits, labels)",
-                                                "loss = F.cross_entropy(logits, labels.to('cuda'))"))
+    cuda_script = (scripts.SEQUENCE.replace("model = SequenceModel()", "model = SequenceModel().cuda()")
+                   .replace("logits = model(tokens)", "logits = model(tokens.cuda())")
+                   .replace("loss = F.cross_entropy(logits, labels)", "loss = F.cross_entropy(logits, labels.to('cuda'))"))
+    (tmp_path / "train.py").write_text(cuda_script)
     environment = {name: value for name, value in os.environ.items() if not name.startswith("TORCHPORT_")}
     result = subprocess.run([str(BIN / "torchport"), "shapes", "--target", "cpu", "-o", "out", "train.py"],
                             cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=240)

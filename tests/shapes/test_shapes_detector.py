@@ -229,3 +229,20 @@ def test_a_compiled_model_is_one_call_at_the_users_line_and_dynamo_does_not_trac
     assert found["torch._dynamo.eval_frame.OptimizedModule"][2:3] == [line]
     assert found["torch._dynamo.eval_frame.OptimizedModule"][4] == "[(2, 4)-(4, 4)]"
     assert "torch.nn.Linear" not in found and "torch.nn.functional.linear" not in found
+
+
+def test_a_mode_the_script_leaves_on_the_stack_in_a_step_stays_there_and_ours_goes():
+    from torch.overrides import _get_current_function_mode
+
+    detector = _detector()
+    try:
+        for n in detector.start([1, 2, 3]):
+            if n == 1:
+                torch.set_default_device("cpu")  # pushes a mode and leaves it on the stack
+            torch.ones(n).sum()
+        assert type(_get_current_function_mode()).__name__ == "DeviceContext"
+        assert torch._C._len_torch_function_stack() == 1
+    finally:
+        torch.set_default_device(None)
+    assert _get_current_function_mode() is None
+    assert _dynamic(detector)["torch.Tensor.sum"][8] == 3  # each step recorded once, not twice

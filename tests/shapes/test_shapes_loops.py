@@ -137,8 +137,8 @@ def test_a_bare_tuple_iterable_and_a_file_without_imports():
 def test_the_encoding_and_line_endings_are_kept():
     source = "# -*- coding: latin-1 -*-\r\nimport torch\r\ns = 'é'\r\nfor x in é_loader():\r\n    x.backward()\r\n"
     out = instrument_source(source.encode("latin-1"), "train.py")
-    assert out.decode("latin-1") == source.replace("import torch", "from torchport.shapes import DETECTOR; import torch") \
-        .replace("in é_loader()", "in DETECTOR.start(é_loader())")
+    want = source.replace("import torch", "from torchport.shapes import DETECTOR; import torch")
+    assert out.decode("latin-1") == want.replace("in é_loader()", "in DETECTOR.start(é_loader())")
 
 
 def test_source_that_does_not_parse_raises_syntax_error():

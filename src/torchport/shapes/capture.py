@@ -4,10 +4,11 @@
 
 The mode is on the stack only while a step of the loop runs (`Capture.enter_step` and
 `leave_step` around each `yield` of `DETECTOR.start`), and the hooks record only then, so data
-loading and the code after the loop cost nothing and are not recorded. During `optimizer.step()` and `optimizer.zero_grad()` the
-mode is lifted off the stack (torch's global optimizer step hooks; zero_grad, which has none, is
-wrapped while a step runs): they make a few calls per parameter, none of them the user's, and each
-would otherwise pass through Python only to be turned away: thousands a step for a large model.
+loading and the code after the loop cost nothing and are not recorded. During `optimizer.step()`
+and `optimizer.zero_grad()` the mode is lifted off the stack (torch's global optimizer step hooks;
+zero_grad, which has none, is wrapped while the loop runs): they make a few calls per parameter,
+none of them the user's, and each would otherwise pass through Python only to be turned away:
+thousands a step for a large model.
 """
 
 from __future__ import annotations
@@ -57,7 +58,10 @@ class Recorder:
     def finish(self, completed: bool) -> None:
         """End the iteration in progress: keep what it saw when it ran to its end."""
         for site in self.touched:
-            site.commit() if completed else site.discard()
+            if completed:
+                site.commit()
+            else:
+                site.discard()
         self.touched.clear()
         if completed:
             self.iteration += 1
@@ -156,9 +160,17 @@ class Capture:
         self.mode.__enter__()
 
     def leave_step(self) -> None:
-        if self._on_top():
-            self.mode.__exit__(None, None, None)
-        # else the script left a mode of its own on top: ours stays below it, inert (not recording)
+        """The mode off the stack, also from under a mode the script pushed in the step and left
+        there (`torch.set_default_device(...)` is one): the modes above it keep their order."""
+        stack = self._torch._C
+        above = []
+        while stack._len_torch_function_stack() > 0:
+            mode = stack._pop_torch_function_stack()
+            if mode is self.mode:
+                break
+            above.append(mode)
+        for mode in reversed(above):
+            stack._push_on_torch_function_stack(mode)
 
     def _on_top(self) -> bool:
         return self._current_mode() is self.mode

@@ -53,7 +53,8 @@ def advice(dynamic: list[Site], batch: Site | None) -> list[str]:
             lines.append(f"  data           DataLoader(..., collate_fn={bucket})   "
                          f"({shapes} batch shapes -> at most {_bucket_count(batch_dims)} per varying dim)")
         if any(dim.dim == 0 for dim in batch_dims):
-            lines.append("  data           DataLoader(..., drop_last=True)   (the batch size varies: a last, smaller batch)")
+            lines.append("  data           DataLoader(..., drop_last=True)   "
+                         "(the batch size varies: a last, smaller batch)")
     else:
         lines.append("  torch.compile  torch._dynamo.mark_dynamic(t, dim) on the tensors feeding the sites above, "
                      "for the dims listed in the report's Varying Dims")
