@@ -9,6 +9,7 @@ import pytest
 from torchport import targets
 from torchport.migrate.device_indices import mentions_of
 from torchport.migrate.elide import MARKER, elide
+from torchport.migrate.names import ImportTable
 from torchport.migrate.source import MENTIONS_CUDA, Reading, _migrate, _read, migrate_source
 
 HERE = Path(__file__).parent
@@ -82,7 +83,7 @@ def _inputs():
 
 def _whole(source: bytes) -> Reading:
     """What migrate_source reads of a file, with nothing set aside."""
-    return replace(_read(source, MENTIONS_CUDA), elision=None)
+    return replace(_read(source, MENTIONS_CUDA), elision=None, imports=ImportTable.of(source))
 
 
 def _indices(source: bytes) -> frozenset[str]:

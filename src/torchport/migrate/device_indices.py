@@ -16,7 +16,7 @@ import ast
 import re
 
 # The same sources, as the text a file must contain to have one (the pre-filter's part).
-INDEX_SOURCES = rb"\bLOCAL_RANK\b|[\"']RANK[\"']|\bget_(?:node_)?(?:local_)?rank\(|\bspawn\(|--local[_-]rank|--gpu\b"
+INDEX_SOURCES = rb"LOCAL_RANK|[\"']RANK[\"']|get_(?:node_)?(?:local_)?rank\(|spawn\(|--local[_-]rank|--gpu\b"
 RANK_VARIABLE = re.compile(r"(LOCAL_)?RANK")
 RANK_QUERIES = {"get_rank", "get_local_rank", "get_node_local_rank"}
 INDEX_OPTIONS = {"local_rank", "local-rank", "gpu", "gpu_id", "gpu-id"}

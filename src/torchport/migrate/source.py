@@ -59,7 +59,7 @@ class Reading:
 
     whole: bytes  # the file as read
     indices: frozenset[str] = frozenset()  # names that hold a device index (device_indices.py)
-    imports: ImportTable | None = None  # None: the names are left to LibCST's scope analysis
+    imports: ImportTable | None = None  # of what LibCST sees; None: left to LibCST's scope analysis
     elision: Elision | None = None  # what LibCST need not see (elide.py)
 
 
@@ -75,6 +75,7 @@ def migrate_source(source: bytes, target: Target, path: str = "<string>", apply_
         restored = elision.restore(result.source) if result.changed else source
         if result.error is None and restored is not None:
             return FileResult(restored, [_at_original_lines(f, elision) for f in result.findings])
+        reading = replace(reading, imports=ImportTable.of(source))  # (the whole file after all)
     return _migrate(source, target, path, reading, apply_affinity)
 
 
@@ -88,7 +89,11 @@ def _read(source: bytes, mentioned: re.Pattern[bytes]) -> Reading:
         return Reading(source)
     indices = index_names(tree) if MENTIONS_INDEX_SOURCE.search(source) else frozenset()
     kept = re.compile(mentioned.pattern + b"|" + mentions_of(indices)) if indices else mentioned
-    return Reading(source, indices, ImportTable.of_tree(tree), elide(source, kept, tree))
+    elision = elide(source, kept, tree)
+    # (the import table of what LibCST will see: walking the whole tree's scopes costs more
+    # than parsing the reduced source again)
+    imports = ImportTable.of_tree(tree) if elision is None else ImportTable.of(elision.reduced)
+    return Reading(source, indices, imports, elision)
 
 
 def _at_original_lines(finding: Finding, elision: Elision) -> Finding:

@@ -93,7 +93,7 @@ class DataParallelAdvice(Rule):
     batch with it (and on the CPU it only prefixes checkpoint keys with `module.`)."""
 
     code = "TP103"
-    mentions = rb"(?<!Distributed)DataParallel\(|data_parallel\("
+    mentions = rb"DataParallel\(|data_parallel\("
     title = "advice: DataParallel"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
@@ -114,7 +114,7 @@ class SpawnAdvice(Rule):
     made this change)."""
 
     code = "TP104"
-    mentions = rb"\bspawn\(|start_processes\("
+    mentions = rb"spawn\(|start_processes\("
     title = "advice: process launch"
 
     @classmethod
@@ -134,7 +134,7 @@ class BroadcastBuffersAdvice(Rule):
     step that a model without BatchNorm statistics to share does not need."""
 
     code = "TP105"
-    mentions = rb"DistributedDataParallel\(|\bDDP\("
+    mentions = rb"DistributedDataParallel\(|DDP\("
     title = "advice: DDP buffers"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802

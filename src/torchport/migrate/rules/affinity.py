@@ -107,7 +107,7 @@ class AttentionAffinity(_AffinityRule):
     code = "TP112"
     category = PATTERN
     row_name = "attention"
-    mentions = rb"softmax\([^\n]*(?:@|matmul|bmm|einsum)|(?:@|matmul|bmm|einsum)[^\n]*\.softmax\("
+    mentions = rb"softmax\([^\n]*(?:@|matmul|bmm|einsum)|\)\.softmax\("
     title = "affinity: attention"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802

@@ -22,7 +22,7 @@ class DeviceIndexRule(Rule):
 
     code = "TP002"
     mentions = (
-        rb"\.to(?:_empty)?\(\s*\d|\bdevice\(\s*\d|\b(?:device|map_location|output_device|device_id)\s*=\s*\d|"
+        rb"\.to(?:_empty)?\(\s*\d|device\(\s*\d|device(?:_id)?\s*=\s*\d|map_location\s*=\s*\d|output_device\s*=\s*\d|"
         + INDEX_SOURCES
     )
     reads = ("torch.device",)

@@ -19,7 +19,7 @@ class DistributedBackendRule(Rule):
     with the target's collective library: hccl, xccl, gloo, or the device's default backend."""
 
     code = "TP006"
-    mentions = rb"\bnccl\b|is_nccl_available|\bNCCL\b"
+    mentions = rb"nccl|NCCL"
     reads = ("torch.distributed.Backend.NCCL", NCCL_PROBE)
     title = "nccl backend"
 
