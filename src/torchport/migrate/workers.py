@@ -144,35 +144,40 @@ def migrate_guarded(
     memory: int = FILE_MEMORY,
     apply_affinity: bool = False,
 ) -> Iterator[tuple[Job, FileResult]]:
-    """Each job with its result, in order, each migrated in a guarded worker process."""
+    """Each job with its result, in order, each migrated in a guarded worker process. Of the jobs
+    read ahead (at most LOOKAHEAD), the biggest is handed out first, so that a large file read
+    last does not keep the other workers waiting at the end."""
     context = _context()
     pending = iter(jobs)
     pool: list[_Worker] = []
+    waiting: list[tuple[int, Job]] = []  # read, not handed out yet
     done: dict[int, tuple[Job, FileResult]] = {}
-    given = 0  # jobs handed out so far
-    yielded = 0
+    read = yielded = 0
     exhausted = False
     try:
         while True:
             pool = [w for w in pool if not w.connection.closed]
-            while not exhausted and given < yielded + LOOKAHEAD and sum(w.job is not None for w in pool) < workers:
+            while not exhausted and read < yielded + LOOKAHEAD:
                 job = next(pending, None)
                 if job is None:
                     exhausted = True
-                    break
+                else:
+                    waiting.append((read, job))
+                    read += 1
+            while waiting and sum(w.job is not None for w in pool) < workers:
+                biggest = max(range(len(waiting)), key=lambda i: len(waiting[i][1].data))
                 worker = next((w for w in pool if w.job is None), None)
                 if worker is None:
                     worker = _Worker(context, target_name, memory, apply_affinity)
                     pool.append(worker)
-                worker.give(given, job)
-                given += 1
+                worker.give(*waiting.pop(biggest))
             busy = [w for w in pool if w.job is not None]
             if busy:
                 _collect(busy, done, timeout)
             while yielded in done:
                 yield done.pop(yielded)
                 yielded += 1
-            if not busy and exhausted:
+            if not busy and not waiting and exhausted:
                 return
     finally:  # an interrupt lands here too: no worker outlives the run
         for worker in pool:
