@@ -35,6 +35,7 @@ bench: venv
 	$(PY) bench/migrate.py
 	$(PY) bench/runtime.py
 	$(PY) bench/optim.py
+	$(PY) bench/shapes.py
 
 clean:
 	rm -rf $(VENV) demo_out
