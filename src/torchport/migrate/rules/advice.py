@@ -47,6 +47,7 @@ class MixedPrecisionAdvice(_TrainingStepRule):
     GradScaler or half precision anywhere gets one row, at its first backward."""
 
     code = "TP101"
+    reads = ()
     mentions = TRAINING_STEP
     title = "advice: mixed precision"
 
@@ -67,6 +68,7 @@ class Float64Advice(Rule):
     `torch.double` and `.double()` each get a row."""
 
     code = "TP102"
+    reads = tuple(FLOAT64)
     mentions = rb"float64|\bdouble\b"
     title = "advice: float64"
 
@@ -93,6 +95,7 @@ class DataParallelAdvice(Rule):
     batch with it (and on the CPU it only prefixes checkpoint keys with `module.`)."""
 
     code = "TP103"
+    reads = tuple(DATA_PARALLEL)
     mentions = rb"DataParallel\(|data_parallel\("
     title = "advice: DataParallel"
 
@@ -114,6 +117,7 @@ class SpawnAdvice(Rule):
     made this change)."""
 
     code = "TP104"
+    reads = tuple(SPAWNS)
     mentions = rb"spawn\(|start_processes\("
     title = "advice: process launch"
 
@@ -134,6 +138,7 @@ class BroadcastBuffersAdvice(Rule):
     step that a model without BatchNorm statistics to share does not need."""
 
     code = "TP105"
+    reads = tuple(DDP)
     mentions = rb"DistributedDataParallel\(|DDP\("
     title = "advice: DDP buffers"
 
@@ -147,10 +152,12 @@ class BroadcastBuffersAdvice(Rule):
 
 class NonBlockingAdvice(Rule):
     """A host-to-device copy inside a loop (`x.to(device)`, `x.cuda()`) without
-    `non_blocking=True` makes the host wait for every batch."""
+    `non_blocking=True` makes the host wait for every batch. Looked for where a file trains
+    (a backward and an optimizer step): copies in the training loop are the ones that count."""
 
     code = "TP106"
-    mentions = rb"\.to\([^)\n]*(?:device|cuda|gpu|rank)|\.cuda\("
+    reads = ()
+    mentions = TRAINING_STEP  # (the copies that matter are those of a training loop)
     title = "advice: copies in loops"
 
     @classmethod
@@ -203,6 +210,7 @@ class LaunchEnvironmentAdvice(_TrainingStepRule):
     that sets neither."""
 
     code = "TP107"
+    reads = ()
     mentions = TRAINING_STEP
     title = "advice: launch environment"
 

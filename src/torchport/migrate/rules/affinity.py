@@ -53,6 +53,7 @@ class OptimizerAffinity(_AffinityRule):
     swap by hand. With --apply-affinity the constructor is swapped, its arguments kept."""
 
     code = "TP110"
+    reads = ("torch.optim",)
     category = OPTIMIZER
     mentions = rb"\b(?:SGD|Adam|AdamW|Adadelta|RMSprop|Lamb|AdamP|RMSpropTF|BertAdam)\("
     title = "affinity: fused optimizers"
@@ -88,6 +89,7 @@ class ClipGradAffinity(_AffinityRule):
     """`clip_grad_norm_` walks every gradient; a fused optimizer clips its flat buffer at once."""
 
     code = "TP111"
+    reads = tuple(CLIP)
     category = FUNCTION
     row_name = "torch.nn.utils.clip_grad_norm_"
     mentions = rb"clip_grad_norm_"
@@ -105,6 +107,7 @@ class AttentionAffinity(_AffinityRule):
     matrix product is the tell. One fused kernel does it without keeping the L x L scores."""
 
     code = "TP112"
+    reads = tuple(SOFTMAX)
     category = PATTERN
     row_name = "attention"
     mentions = rb"softmax\([^\n]*(?:@|matmul|bmm|einsum)|\)\.softmax\("
@@ -148,6 +151,7 @@ class RmsNormAffinity(_AffinityRule):
     """RMSNorm by hand, `x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)`."""
 
     code = "TP113"
+    reads = tuple(RSQRT)
     category = PATTERN
     row_name = "rms_norm"
     mentions = rb"rsqrt\([^\n]*mean\("
@@ -166,6 +170,7 @@ class RotaryEmbeddingAffinity(_AffinityRule):
     """Rotary position embedding by hand: the `rotate_half` helper that every RoPE copy defines."""
 
     code = "TP114"
+    reads = ()
     category = PATTERN
     row_name = "rotary_embedding"
     mentions = rb"rotate_half"
@@ -181,6 +186,7 @@ class SwigluAffinity(_AffinityRule):
     """SwiGLU by hand, `F.silu(gate) * up`."""
 
     code = "TP115"
+    reads = tuple(SILU)
     category = PATTERN
     row_name = "swiglu"
     mentions = rb"silu\([^\n]*\)\s*\*|\*\s*[\w.]*silu\("
@@ -200,6 +206,7 @@ class GeluTanhAffinity(_AffinityRule):
     """GELU's tanh approximation by hand, `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))`."""
 
     code = "TP116"
+    reads = tuple(TANH)
     category = PATTERN
     row_name = "gelu_tanh"
     mentions = rb"0\.044715"

@@ -14,6 +14,10 @@ CUDA_LITERAL = re.compile(r"cuda(?::(\d+))?")
 def string_value(node: cst.CSTNode) -> str | None:
     """The value of a plain (non-bytes, non-f) string literal, else None."""
     if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
+        quote = node.quote
+        body = node.value[len(node.prefix) + len(quote) : -len(quote)]
+        if "\\" not in body and "\r" not in body:  # (most strings: their text is their value as it is)
+            return body
         try:
             value = node.evaluated_value
         except Exception:  # noqa: BLE001 (odd escapes: not a device literal)
