@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     argv, run = _plan(args)
-    _require_torch()
+    require_torch()
     from torchport import runtime
     from torchport.runtime.autoload import LOG_ENV, TARGET_ENV
     from torchport.runtime.callers import HONEST_ENV
@@ -61,18 +61,18 @@ def main(args: argparse.Namespace) -> int:
     try:
         run()
     except SystemExit as stop:
-        return _exit_status(stop.code)
+        return exit_status(stop.code)
     except KeyboardInterrupt:
         raise  # the CLI's one line and status 130
     except BaseException as error:
-        _report_uncaught(error)
+        report_uncaught(error)
         return 1
     finally:
         session.log.close()
     return 0
 
 
-def _require_torch() -> None:
+def require_torch() -> None:
     """Import torch now, so that a Python without a working one is a one-line error (exit 2)
     rather than a traceback from deep inside the patcher."""
     try:
@@ -111,7 +111,7 @@ def _plan(args):
     return list(args.program), lambda: runpy.run_path(script, run_name="__main__")
 
 
-def _exit_status(code) -> int:
+def exit_status(code) -> int:
     if code is None:
         return 0
     if isinstance(code, int):
@@ -120,7 +120,7 @@ def _exit_status(code) -> int:
     return 1
 
 
-def _report_uncaught(error: BaseException) -> None:
+def report_uncaught(error: BaseException) -> None:
     """Report the program's uncaught exception as python would (through sys.excepthook, which the
     program may have replaced), its traceback starting at the program's own frame: the frames of
     our launcher (this module, runpy) are dropped from the top. Chained exceptions keep theirs."""

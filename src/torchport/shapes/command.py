@@ -58,12 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from torchport.runtime.command import _require_torch
+    from torchport.runtime.command import require_torch
 
     steps = _positive(args.steps, "--steps") if args.steps is not None else None
     script, argv = _script(args.program)
     code = _instrumented_code(script)
-    _require_torch()
+    require_torch()
     report = os.path.join(_output_dir(args.output), args.report)
     session = _migrate_at_run_time(args) if args.target else None
     DETECTOR.reset()
@@ -144,18 +144,18 @@ def _migrate_at_run_time(args: argparse.Namespace):
 
 def _run(code, script: str, argv: list[str]) -> int:
     """Run the script; its exit status, as `torchport run` gives it."""
-    from torchport.runtime.command import _exit_status, _report_uncaught
+    from torchport.runtime.command import exit_status, report_uncaught
 
     try:
         run_as_main(code, script, argv)
     except StepLimit:
         return 0
     except SystemExit as stop:
-        return _exit_status(stop.code)
+        return exit_status(stop.code)
     except KeyboardInterrupt:
         raise  # the CLI's one line and status 130, after the report
     except BaseException as error:
-        _report_uncaught(from_the_script(error))
+        report_uncaught(from_the_script(error))
         return 1
     return 0
 
