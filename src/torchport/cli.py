@@ -34,7 +34,7 @@ examples:
   torchport run --target cpu train.py --epochs 1          run CUDA code as it is, on the CPU
   torchport analyze repo/ -o report --target npu          what will not move, and what to tune
   torchport shapes --steps 20 train.py                    which calls change shapes from step to step
-  torchport ops capture --steps 3 train.py -o ops.json    the aten ops a run uses; then: ops check
+  torchport ops capture -o ops.json --steps 3 train.py    the aten ops a run uses; then: ops check
   torchport targets --target accelerator                  what each torch.cuda API becomes
 """
 
