@@ -31,9 +31,10 @@ from pathlib import Path
 
 from torchport import targets
 from torchport.errors import UsageError
-from torchport.findings import Operation
+from torchport.findings import Finding, Operation
 from torchport.migrate import engine
-from torchport.migrate.walk import add_selection_arguments, selection_from
+from torchport.migrate.source import FileResult
+from torchport.migrate.walk import add_selection_arguments, scan, selection_from
 from torchport.report.tables import ADVICE_REPORTS, AFFINITY_REPORT
 
 MODES = ("apis", "affinity", "third-party", "dynamic-shape", "all")
@@ -117,7 +118,7 @@ def _dynamic_shape(args: argparse.Namespace) -> int:
     try:
         sources, out = engine.check_paths(options)
         with engine.claimed(out, options):
-            instrumented, without = _copy_instrumented(sources, out, options, instrument_source)
+            instrumented = _copy_instrumented(sources, out, options, instrument_source)
     except engine.MigrationError as error:
         raise UsageError(str(error)) from None
     if not args.quiet:
@@ -129,12 +130,13 @@ def _dynamic_shape(args: argparse.Namespace) -> int:
     return 0
 
 
-def _copy_instrumented(sources, out: Path, options: engine.Options, instrument) -> tuple[list[str], list[str]]:
-    outcome = engine.Outcome()
-    writer = engine.Writer([s.path for s in sources], out, outcome)
-    instrumented, without = [], []
+def _copy_instrumented(sources, out: Path, options: engine.Options, instrument) -> list[str]:
+    """Copy every file taken from the sources into OUT, with training loops instrumented; the
+    names of the files that were."""
+    writer = engine.Writer([s.path for s in sources], out, engine.Outcome())
+    instrumented = []
     for source in sources:
-        tree = engine.scan(source.path, options.selection)
+        tree = scan(source.path, options.selection)
         for relative in tree.files:
             name = (source.prefix / relative).as_posix()
             origin = source.base / relative
@@ -146,17 +148,11 @@ def _copy_instrumented(sources, out: Path, options: engine.Options, instrument) 
                     new = None
             if new is None:
                 writer.copy(origin, name)
-                (without if relative.suffix == ".py" else []).append(name)
             else:
-                writer.write(origin, name, engine.FileResult(new, error=None, findings=[_changed(name)]))
+                wrapped = Finding(name, 0, 0, "TS001", Operation.MODIFY, "training loop wrapped in DETECTOR.start()")
+                writer.write(origin, name, FileResult(new, findings=[wrapped]))
                 instrumented.append(name)
-    return instrumented, without
-
-
-def _changed(name: str):
-    from torchport.findings import Finding
-
-    return Finding(name, 0, 0, "TS001", Operation.MODIFY, "training loop wrapped in DETECTOR.start()")
+    return instrumented
 
 
 def _print_summary(args: argparse.Namespace, outcome: engine.Outcome | None, third_party: list | None) -> None:
