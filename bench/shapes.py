@@ -77,18 +77,8 @@ def train_step(model, optimizer, tokens, labels):
 class TracebackRecorder(Recorder):
     """Keys each call by its whole stack, formatted, as Ascend's hook does on every call."""
 
-    def note(self, frame, name, what, inputs, outputs):
-        key = f"{traceback.extract_stack()}_{name}"
-        site = self.sites.get(key)
-        if site is None:
-            site = self.sites[key] = self.new_site(frame, name)
-        signature = (inputs, outputs)
-        if site.seen_in != self.iteration:
-            site.seen_in = self.iteration
-            site.current = {signature}
-            self.touched.append(site)
-        else:
-            site.current.add(signature)
+    def site_key(self, frame, name, what):
+        return f"{traceback.extract_stack()}_{name}"
 
 
 class TracebackDetector(ShapeDetector):

@@ -36,9 +36,13 @@ class Recorder:
         self.touched: list[Site] = []
         self.recording = False
 
+    def site_key(self, frame, name: str, what):
+        """What tells one call site from another: the code object and instruction, and the callee."""
+        return (id(frame.f_code), frame.f_lasti, what)
+
     def note(self, frame, name: str, what, inputs: tuple, outputs: tuple) -> None:
         """One call of `what` (a function, a module class) at `frame`'s instruction."""
-        key = (id(frame.f_code), frame.f_lasti, what)
+        key = self.site_key(frame, name, what)
         site = self.sites.get(key)
         if site is None:
             site = self.sites[key] = self.new_site(frame, name)
