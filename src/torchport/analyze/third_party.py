@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from torchport.errors import UsageError
+from torchport.pyast import dotted_name
 from torchport.runtime.callers import HONEST_ENV, honest_packages
 from torchport.targets import surface
 from torchport.targets.device_apis import CUDA_DIST_BACKEND, DEVICE_KEYWORDS, TO_METHODS
@@ -400,18 +401,6 @@ def _absolute(node: ast.ImportFrom, package: list[str]) -> str | None:
     return ".".join([*base, node.module] if node.module else base) or None
 
 
-def _dotted(node: ast.AST) -> str | None:
-    """`a.b.c` for a chain of names, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def _cuda_device(node: ast.AST) -> str | None:
     """The CUDA device a literal spells ("cuda", "cuda:1"), else None."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -555,7 +544,7 @@ class _CudaUses(ast.NodeVisitor):
     def named(self, node: ast.Attribute | ast.Name) -> bool:
         """Report a chain of names that means a CUDA API; True if it did (its parts are not
         looked at again)."""
-        api = self.qualified(_dotted(node))
+        api = self.qualified(dotted_name(node))
         if api is None:
             return False
         message = self.meaning(api)
@@ -582,7 +571,7 @@ class _CudaUses(ast.NodeVisitor):
     # calls: .cuda(), devices, backends, extensions built at run time
     def visit_Call(self, node: ast.Call) -> None:  # noqa: N802
         function = node.func
-        callee = self.qualified(_dotted(function))
+        callee = self.qualified(dotted_name(function))
         if callee in _BUILDS_AT_RUN_TIME:
             self.report(node, callee, CUDA_EXTENSION if _builds_cuda(node) else CPP_EXTENSION)
             for argument in (*node.args, *node.keywords):

@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import re
 
+from torchport.pyast import dotted_name
+
 # The same sources, as the text a file must contain to have one (the pre-filter's part).
 INDEX_SOURCES = rb"LOCAL_RANK|[\"']RANK[\"']|get_(?:node_)?(?:local_)?rank\(|spawn\(|--local[_-]rank|--gpu\b"
 RANK_VARIABLE = re.compile(r"(LOCAL_)?RANK")
@@ -37,10 +39,10 @@ def index_names(tree: ast.Module) -> frozenset[str]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [name for name in map(_dotted, targets) if name is not None]
+            names = [name for name in map(dotted_name, targets) if name is not None]
             if isinstance(node.value, ast.Call) and _called_name(node.value) == "parse_args":
                 parsed.update(names)
-            source = _dotted(node.value)
+            source = dotted_name(node.value)
             for name in names:
                 if _is_rank_source(node.value):
                     found.add(name)
@@ -77,16 +79,6 @@ def mentions_of(names: frozenset[str]) -> bytes:
     a word, e.g. `gpu_id` for `self.gpu_id`), and what sets one up: for the elision to keep it."""
     words = sorted({name.rsplit(".", 1)[-1] for name in names})
     return b"|".join([INDEX_SOURCES, rb"\bparse_args\b", *(rb"\b" + re.escape(w.encode()) + rb"\b" for w in words)])
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
 
 
 def _string(node: ast.expr) -> str | None:
