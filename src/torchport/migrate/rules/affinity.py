@@ -26,6 +26,10 @@ class _AffinityRule(Rule):
     category: str = ""  # the rows of the target's table this rule looks at
     row_name: str = ""  # the name of its row ("" for every row of its category)
 
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.row = self.affinity(self.row_name) if self.row_name else None  # (looked up once a file, not once a node)
+
     @classmethod
     def applies_to(cls, target) -> bool:
         return any(r.category == cls.category and cls.row_name in ("", r.name) for r in target.advice.affinity)
@@ -97,7 +101,7 @@ class ClipGradAffinity(_AffinityRule):
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         name = self.qualified_name(node.func)
-        row = self.affinity(self.row_name) if name in CLIP else None
+        row = self.row if name in CLIP else None
         if row is not None:
             self.advise(node, row, name)
 
@@ -116,7 +120,7 @@ class AttentionAffinity(_AffinityRule):
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         func = node.func
         is_softmax = self.qualified_name(func) in SOFTMAX or (isinstance(func, cst.Attribute) and func.attr.value == "softmax")
-        row = self.affinity(self.row_name)
+        row = self.row
         if row is None or not is_softmax or not node.args:
             return
         scores = func.value if isinstance(func, cst.Attribute) and self.qualified_name(func) is None else node.args[0].value
@@ -142,11 +146,6 @@ def _contains_matmul(node: cst.CSTNode) -> bool:
     return bool(found)
 
 
-def _mentions_call(node: cst.CSTNode, names: set[str]) -> bool:
-    text = source_of(node)
-    return any(name in text for name in names)
-
-
 class RmsNormAffinity(_AffinityRule):
     """RMSNorm by hand, `x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)`."""
 
@@ -158,7 +157,7 @@ class RmsNormAffinity(_AffinityRule):
     title = "affinity: RMSNorm"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
-        row = self.affinity(self.row_name)
+        row = self.row
         if row is None or self.qualified_name(node.func) not in RSQRT or not node.args:
             return
         inner = source_of(node.args[0].value)
@@ -177,7 +176,7 @@ class RotaryEmbeddingAffinity(_AffinityRule):
     title = "affinity: rotary embedding"
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:  # noqa: N802
-        row = self.affinity(self.row_name)
+        row = self.row
         if row is not None and node.name.value == "rotate_half":
             self.advise(node, row, "rotate_half")
 
@@ -193,7 +192,7 @@ class SwigluAffinity(_AffinityRule):
     title = "affinity: SwiGLU"
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:  # noqa: N802
-        row = self.affinity(self.row_name)
+        row = self.row
         if row is None or not isinstance(node.operator, cst.Multiply):
             return
         for side in (node.left, node.right):
@@ -213,7 +212,7 @@ class GeluTanhAffinity(_AffinityRule):
     title = "affinity: GELU"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
-        row = self.affinity(self.row_name)
+        row = self.row
         if row is not None and self.qualified_name(node.func) in TANH and node.args:
             if "0.044715" in source_of(node.args[0].value):
                 self.advise(node, row, "0.5 * x * (1 + tanh(...))")
