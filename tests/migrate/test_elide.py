@@ -82,8 +82,8 @@ def _inputs():
 
 
 def _whole(source: bytes) -> Reading:
-    """What migrate_source reads of a file, with nothing set aside."""
-    return replace(_read(source, MENTIONS_CUDA), elision=None, imports=ImportTable.of(source))
+    """What migrate_source reads of a file, with nothing set aside (and every line counted in one print)."""
+    return replace(_read(source, MENTIONS_CUDA), elision=None, imports=ImportTable.of(source), statement_lines=None)
 
 
 def _indices(source: bytes) -> frozenset[str]:
@@ -159,6 +159,9 @@ def test_a_stand_in_that_cannot_be_put_back_means_the_whole_file_is_migrated(mon
         def restore(self, migrated):
             return None
 
+        def seen(self, tree):
+            return tree, tuple(node.lineno for node in tree.body)
+
     monkeypatch.setattr(source_module, "elide", lambda source, mentions, tree=None: Unrestorable())
     result = migrate_source(MIXED, targets.get("cpu"), "mixed.py")
     whole = _migrate(MIXED, targets.get("cpu"), "mixed.py", _whole(MIXED))
@@ -207,3 +210,23 @@ def test_a_file_with_a_device_index_is_set_aside_too_but_never_what_carries_the_
     assert "self.gpu = self.local_rank" in reduced and "return model.to(self.gpu)" in reduced
     assert "self.gpu" in _indices(RANK_ACROSS_DEFINITIONS)
     assert "model.to(self.gpu)" not in fast.source.decode()  # ported: the index names a device
+
+
+
+
+SET_ASIDE = [(name, source) for name, source in _inputs() if elide(source, MENTIONS_CUDA) is not None]
+
+
+@pytest.mark.parametrize(("name", "source"), SET_ASIDE, ids=[name for name, _ in SET_ASIDE])
+def test_what_the_rules_read_of_the_reduced_source_is_had_without_parsing_it_again(name, source):
+    """The reduced module's import table and its statements' lines, read from the original's
+    tree, are those of the reduced source parsed anew."""
+    import ast
+
+    tree = ast.parse(source)
+    elision = elide(source, MENTIONS_CUDA, tree)
+    reparsed = ast.parse(elision.reduced)
+    seen, lines = elision.seen(tree)
+    assert lines == tuple(node.lineno for node in reparsed.body)
+    assert ImportTable.of_tree(seen) == ImportTable.of_tree(reparsed)
+    assert [type(n) for n in seen.body] == [type(n) for n in reparsed.body]

@@ -1,5 +1,6 @@
 """Names read from imports, and lines counted for reported nodes only, agree with LibCST's analyses."""
 
+import ast
 from pathlib import Path
 
 import libcst as cst
@@ -10,6 +11,8 @@ from torchport import targets
 from torchport.migrate import migrate_source
 from torchport.migrate.lines import node_lines
 from torchport.migrate.names import ImportTable
+from torchport.migrate.rules import RULES
+from torchport.migrate.rules.base import FileContext, RulesPass
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -29,19 +32,52 @@ def test_imports_say_what_names_refer_to():
 
 
 @pytest.mark.parametrize(
-    ("source", "name"),
+    ("source", "name", "shadowed_in"),
     [
-        ("from torch import cuda\ndef f(cuda):\n    return cuda.x\n", "cuda"),  # a parameter shadows it
-        ("import torch\ndef f():\n    torch = None\n", "torch"),  # a local
-        ("from torch.cuda import amp\ndef f():\n    from apex import amp\n", "amp"),  # a local import
-        ("import torch as t\nclass A:\n    t = 1\n", "t"),  # a class attribute
-        ("import torch\nx = [torch for torch in range(3)]\n", "torch"),  # a comprehension variable
-        ("import torch\ndef f():\n    global torch\n", "torch"),
+        ("from torch import cuda\ndef f(cuda):\n    return cuda.x\n", "cuda", {"f"}),  # a parameter shadows it
+        ("import torch\ndef f():\n    torch = None\n", "torch", {"f"}),  # a local
+        ("from torch.cuda import amp\ndef f():\n    from apex import amp\n", "amp", {"f"}),  # a local import
+        ("import torch as t\nclass A:\n    t = 1\n", "t", {"A"}),  # a class attribute
+        ("import torch\nclass A:\n    def g(self):\n        def h(torch): pass\n", "torch", {"h"}),
+        ("import torch\nx = [torch for torch in range(3)]\n", "torch", None),  # a comprehension variable
+        ("import torch\ndef f():\n    global torch\n", "torch", None),  # any use may see f's binding
+        ("from torch import cuda\ndef f():\n    cuda = 1\ncuda = 2\n", "cuda", None),  # rebound at module level too
     ],
 )
-def test_a_torch_name_bound_another_way_in_a_function_or_class_is_ambiguous(source, name):
+def test_a_torch_name_bound_another_way_in_a_function_or_class_is_ambiguous(source, name, shadowed_in):
+    """Only a scope analysis can tell what a use inside the functions and classes that rebind
+    the name sees; where those are known by name, a use outside them sees the module's import."""
     table = ImportTable.of(source)
-    assert name in table.ambiguous and name not in table.bindings
+    assert name in table.ambiguous
+    if shadowed_in is None:
+        assert name not in table.bindings and name not in table.shadowed_in
+    else:
+        assert table.shadowed_in[name] == shadowed_in and table.qualified_name(name) in ("torch", "torch.cuda", "torch.cuda.amp")
+
+
+def test_uses_outside_the_functions_that_rebind_a_name_need_no_scope_analysis():
+    source = (
+        b"import torch\n"
+        b"def helper(**kwargs):\n"
+        b"    torch = kwargs.get('torch')\n"
+        b"    return torch.cuda.is_available()\n"
+        b"def train(x):\n"
+        b"    torch.cuda.synchronize()\n"
+        b"    return x.cuda()\n"
+    )
+    module = cst.parse_module(source)
+    context = FileContext(target=targets.get("npu"), path="x.py", module=module, imports=ImportTable.of(source))
+    module.visit(RulesPass([rule(context) for rule in RULES]))
+    assert context.wrapper is not None  # (helper's own `torch` needed one)
+    assert [f.api for f in context.findings() if f.api] == ["torch.cuda.synchronize"]
+
+    outside_only = source.replace(b"    return torch.cuda.is_available()\n", b"    return 1\n")
+    module = cst.parse_module(outside_only)
+    context = FileContext(target=targets.get("npu"), path="x.py", module=module, imports=ImportTable.of(outside_only))
+    module.visit(RulesPass([rule(context) for rule in RULES]))
+    assert context.wrapper is None
+    migrated = migrate_source(source, targets.get("npu")).source.decode()
+    assert "    return torch.cuda.is_available()" in migrated and "    torch.npu.synchronize()" in migrated
 
 
 @pytest.mark.parametrize(
@@ -84,3 +120,31 @@ def test_lines_match_libcst_positions_for_every_node(case):
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     lines = node_lines(module, set(positions))
     assert lines == {node: (p.start.line, p.end.line) for node, p in positions.items()}
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in GOLDEN.glob("*.py")))
+def test_lines_from_the_statements_alone_match_libcst_positions(case):
+    """Printing only the top-level statements that hold the nodes, placed by `ast`'s line of
+    each statement, gives the same lines as printing the whole module."""
+    source = (GOLDEN / case).read_bytes()
+    module = cst.parse_module(source)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    parents = {}
+
+    class Parents(cst.CSTVisitor):
+        def on_visit(self, node):
+            for child in node.children:
+                parents[child] = node
+            return True
+
+    module.visit(Parents())
+    statement_lines = tuple(s.lineno for s in ast.parse(source).body)
+    wanted = {node for node in positions if node is not module}
+    lines = node_lines(module, wanted, statement_lines, parents)
+    assert lines == {node: (p.start.line, p.end.line) for node, p in positions.items() if node is not module}
+
+
+def test_lines_of_decorated_and_semicolon_statements():
+    source = b"# header\n\nimport torch; import os\n\n# about f\n@decorate(\n    1)\n@other\ndef f():\n    torch.cuda.synchronize()\n"
+    result = migrate_source(source, targets.get("npu"), "x.py")
+    assert [(f.start_line, f.api) for f in result.findings if f.api] == [(10, "torch.cuda.synchronize")]

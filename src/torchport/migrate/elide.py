@@ -16,6 +16,7 @@ every statement that refers to a name bound from CUDA code is kept, so nothing a
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from dataclasses import dataclass
 
@@ -34,6 +35,34 @@ class Elision:
     originals: tuple[bytes, ...]  # the bytes each stand-in replaced
     stand_in_lines: tuple[int, ...]  # the line of each stand-in in `reduced`
     hidden_lines: tuple[int, ...]  # how many more lines each original had than its stand-in
+    spans: tuple[tuple[int, int], ...] = ()  # the first and last line of each original
+
+    def seen(self, tree: ast.Module) -> tuple[ast.Module, tuple[int, ...]]:
+        """What `ast.parse(self.reduced)` would give for the parts the rules read, from the
+        source's own `tree` (without parsing again): the module with each set-aside definition
+        replaced by an empty one of the same name, and the line in `reduced` where each of its
+        top-level statements starts."""
+        firsts = {first for first, _ in self.spans}
+
+        def body(nodes: list[ast.stmt]) -> list[ast.stmt]:
+            kept = []
+            for node in nodes:
+                if isinstance(node, _DEFINITIONS) and _first_line(node) in firsts:
+                    node = ast.copy_location(_stand_in(node), node)
+                elif isinstance(node, ast.ClassDef):
+                    node = copy.copy(node)
+                    node.body = body(node.body)
+                kept.append(node)
+            return kept
+
+        lines = tuple(
+            self.reduced_line(_first_line(node) if _first_line(node) in firsts else node.lineno) for node in tree.body
+        )
+        return ast.Module(body(tree.body), []), lines
+
+    def reduced_line(self, line: int) -> int:
+        """Line `line` of the source (outside any set-aside definition, or the first of one) in `reduced`."""
+        return line - sum(hidden for (_, last), hidden in zip(self.spans, self.hidden_lines) if last < line)
 
     def restore(self, migrated: bytes) -> bytes | None:
         """`migrated` (the rules' output for `reduced`) with the original bytes back; None if a
@@ -105,7 +134,10 @@ def elide(source: bytes, mentions: re.Pattern[bytes], tree: ast.Module | None = 
         reduced_line += 1
         line = last + 1
     pieces.append(b"".join(lines[line - 1 :]))
-    return Elision(b"".join(pieces), tuple(stand_ins), tuple(originals), tuple(stand_in_lines), tuple(hidden_lines))
+    return Elision(
+        b"".join(pieces), tuple(stand_ins), tuple(originals), tuple(stand_in_lines), tuple(hidden_lines),
+        tuple((first, last) for first, last, *_ in spans),
+    )
 
 
 def _line_ending(line: bytes) -> bytes:
@@ -116,12 +148,25 @@ def _line_ending(line: bytes) -> bytes:
     return b""
 
 
+def _stand_in(node: ast.stmt) -> ast.stmt:
+    """`def name(): pass` or `class name: pass`, as `ast` reads a stand-in."""
+    if isinstance(node, ast.ClassDef):
+        return ast.ClassDef(name=node.name, bases=[], keywords=[], body=[ast.Pass()], decorator_list=[])
+    arguments = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    return ast.FunctionDef(name=node.name, args=arguments, body=[ast.Pass()], decorator_list=[], returns=None)
+
+
+def _first_line(node: ast.stmt) -> int:
+    """The first line of a statement, its decorators included."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+
+
 def _elidable(body, lines, mentions_cuda, outer_first_line: int):
     """(first line, last line, indent, keyword, name) of each definition in `body` to set aside."""
     for node in body:
         if not isinstance(node, _DEFINITIONS):
             continue
-        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        first = _first_line(node)
         last = node.end_lineno
         if first <= outer_first_line or last is None:
             continue  # shares a line with the statement around it (`class A: def f(): ...` cannot, but be sure)

@@ -61,6 +61,7 @@ class Reading:
     indices: frozenset[str] = frozenset()  # names that hold a device index (device_indices.py)
     imports: ImportTable | None = None  # of what LibCST sees; None: left to LibCST's scope analysis
     elision: Elision | None = None  # what LibCST need not see (elide.py)
+    statement_lines: tuple[int, ...] | None = None  # where each top-level statement LibCST sees starts (lines.py)
 
 
 def migrate_source(source: bytes, target: Target, path: str = "<string>", apply_affinity: bool = False) -> FileResult:
@@ -75,25 +76,32 @@ def migrate_source(source: bytes, target: Target, path: str = "<string>", apply_
         restored = elision.restore(result.source) if result.changed else source
         if result.error is None and restored is not None:
             return FileResult(restored, [_at_original_lines(f, elision) for f in result.findings])
-        reading = replace(reading, imports=ImportTable.of(source))  # (the whole file after all)
+        reading = replace(reading, imports=ImportTable.of(source), statement_lines=None)  # (the whole file after all)
     return _migrate(source, target, path, reading, apply_affinity)
 
 
 def _read(source: bytes, mentioned: re.Pattern[bytes]) -> Reading:
     """One `ast` parse of the whole file, dropped before LibCST's (much larger) tree is built."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except AST_PARSE_ERRORS:
+    tree = _ast_of(source)
+    if tree is None:
         return Reading(source)
     indices = index_names(tree) if MENTIONS_INDEX_SOURCE.search(source) else frozenset()
     kept = re.compile(mentioned.pattern + b"|" + mentions_of(indices)) if indices else mentioned
     elision = elide(source, kept, tree)
-    # (the import table of what LibCST will see: walking the whole tree's scopes costs more
-    # than parsing the reduced source again)
-    imports = ImportTable.of_tree(tree) if elision is None else ImportTable.of(elision.reduced)
-    return Reading(source, indices, imports, elision)
+    if elision is None:
+        seen, statement_lines = tree, tuple(s.lineno for s in tree.body)
+    else:  # (the import table of what LibCST will see)
+        seen, statement_lines = elision.seen(tree)
+    return Reading(source, indices, ImportTable.of_tree(seen), elision, statement_lines)
+
+
+def _ast_of(source: bytes) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
+    except AST_PARSE_ERRORS:
+        return None
 
 
 def _at_original_lines(finding: Finding, elision: Elision) -> Finding:
@@ -109,7 +117,7 @@ def _migrate(source: bytes, target: Target, path: str, reading: Reading, apply_a
         return FileResult(source, error=_one_line(error))
     context = FileContext(
         target=target, path=path, module=module, imports=reading.imports, device_index_names=reading.indices,
-        apply_affinity=apply_affinity, whole_source=reading.whole,
+        apply_affinity=apply_affinity, whole_source=reading.whole, statement_lines=reading.statement_lines,
     )
     try:
         module.visit(RulesPass([rule(context) for rule in rules_for(target.name)]))

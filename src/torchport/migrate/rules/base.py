@@ -58,6 +58,7 @@ class FileContext:
     module: cst.Module | None = None  # the module the rules walk
     imports: ImportTable | None = None  # None (or an ambiguous name): resolved by a scope analysis
     parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)  # filled by RulesPass
+    walking: list[cst.CSTNode] = field(default_factory=list)  # RulesPass's way down to the node it visits
     wrapper: MetadataWrapper | None = None  # for a scope analysis, made on first need
     metadata_reader: _MetadataReader | None = None
     reported: list[tuple] = field(default_factory=list)  # (node, code, operation, message, api, replacement, category)
@@ -65,6 +66,7 @@ class FileContext:
     apply_affinity: bool = False  # perform the affinity swaps that keep behaviour (migrate --apply-affinity)
     whole_source: bytes = b""  # the whole file, as read (the rules may walk a reduced one: see elide.py)
     qualified_names: dict[cst.CSTNode, str | None] = field(default_factory=dict)  # Rule.qualified_name's answers
+    statement_lines: tuple[int, ...] | None = None  # where the module's top-level statements start (lines.py)
 
     def need_expression(self, source: str) -> None:
         """Record the imports and target definitions that a piece of generated code relies on."""
@@ -89,7 +91,7 @@ class FileContext:
 
     def findings(self) -> list[Finding]:
         """The rows reported so far, with their lines."""
-        lines = node_lines(self.module, {node for node, *_ in self.reported})
+        lines = node_lines(self.module, {node for node, *_ in self.reported}, self.statement_lines, self.parents)
         rows = [
             Finding(self.path, *lines.get(node, (0, 0)), code, operation, message, *extra)
             for node, code, operation, message, *extra in self.reported
@@ -132,7 +134,7 @@ class Rule:
         if not isinstance(inner, cst.Name):  # `f().x` names an attribute of a result, not an API
             return None
         imports = self.context.imports
-        if imports is not None and inner.value not in imports.ambiguous:
+        if imports is not None and (inner.value not in imports.ambiguous or self._outside_shadowing(node, inner.value)):
             if inner.value not in imports.bindings and inner.value != "torch":
                 return None  # (most names: the script's own variables)
             known = self.context.qualified_names
@@ -154,6 +156,23 @@ class Rule:
             return source_of(node)
         torch_names = sorted(n.name for n in names if n.name.startswith("torch"))
         return torch_names[0] if torch_names else None
+
+    def _outside_shadowing(self, node: cst.CSTNode, name: str) -> bool:
+        """Whether `node` lies in none of the functions and classes that bind `name` another way
+        than the module's import (then it sees that import: names.py's `shadowed_in`)."""
+        shadowing = self.context.imports.shadowed_in.get(name)
+        if shadowing is None:
+            return False
+        parents = self.context.parents
+        enclosing = []
+        while node in parents:
+            node = parents[node]
+            enclosing.append(node)
+        if node is not self.context.module:  # not reached by the walk yet: it lies below the node
+            enclosing = self.context.walking  # being visited, so that node's ancestors are its own
+        return not any(
+            isinstance(outer, (cst.FunctionDef, cst.ClassDef)) and outer.name.value in shadowing for outer in enclosing
+        )
 
     def _imported_name(self, node: cst.CSTNode, inner: cst.Name, imports: ImportTable) -> str | None:
         if not self._is_reference(node):
@@ -244,7 +263,7 @@ class RulesPass(cst.CSTVisitor):
                 elif name.startswith("leave_"):
                     self.leavers[name[len("leave_") :]].append(getattr(rule, name))
         self.parents = rules[0].context.parents if rules else {}
-        self.stack: list[cst.CSTNode] = []
+        self.stack: list[cst.CSTNode] = rules[0].context.walking if rules else []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.stack:
@@ -282,12 +301,12 @@ class ApiReferenceRule(Rule):
         self._visit_reference(node)
 
     def _visit_reference(self, node: cst.BaseExpression) -> None:
-        api = self.qualified_name(node)
-        if api is None or not api.startswith(self.prefix):
-            return
         parent = self.parent(node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
             return  # part of a longer dotted name: that one is visited
+        api = self.qualified_name(node)
+        if api is None or not api.startswith(self.prefix):
+            return
         while isinstance(parent, (cst.Attribute, cst.Name)):
             parent = self.parent(parent)
         if isinstance(parent, (cst.ImportAlias, cst.ImportFrom, cst.Import)):

@@ -39,6 +39,8 @@ class CudnnFlagRule(Rule):
     title = "cuDNN and CUDA backend flags (noted)"
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:  # noqa: N802
+        if not isinstance(node.target, cst.Attribute):
+            return  # (a bare name is the script's own)
         api = self.qualified_name(node.target)
         if api and api.startswith(("torch.backends.cudnn.", "torch.backends.cuda.")):
             self.report(node, Operation.NOTE, f"{api} has no effect on {self.target.name}; left as is", api=api)
