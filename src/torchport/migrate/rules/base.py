@@ -266,9 +266,12 @@ class RulesPass(cst.CSTVisitor):
         self.stack: list[cst.CSTNode] = rules[0].context.walking if rules else []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.stack:
-            self.parents[node] = self.stack[-1]
-        self.stack.append(node)
+        stack = self.stack
+        if stack:
+            self.parents[node] = stack[-1]
+        stack.append(node)
+        if type(node) is cst.Call:  # every rule's visit_Call asks what it calls: known now, worked out once
+            self.parents[node.func] = node
         for visit in self.visitors.get(type(node).__name__, ()):
             visit(node)
         return True
