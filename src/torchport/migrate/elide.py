@@ -20,6 +20,7 @@ import copy
 import re
 from dataclasses import dataclass
 
+from torchport.migrate.mentions import Mentions
 from torchport.migrate.names import AST_PARSE_ERRORS, bound_names
 
 MARKER = b"torchport-elided"
@@ -95,7 +96,7 @@ class Elision:
         return first + hidden_before(first, False), last + hidden_before(last, last > first)
 
 
-def elide(source: bytes, mentions: re.Pattern[bytes], tree: ast.Module | None = None) -> Elision | None:
+def elide(source: bytes, mentions: Mentions | re.Pattern[bytes], tree: ast.Module | None = None) -> Elision | None:
     """The source with every definition that `mentions` does not match set aside, or None
     when there is nothing worth setting aside (or the file is not one `ast` can read).
     `tree`: the source's `ast`, when the caller has it already."""
@@ -108,7 +109,7 @@ def elide(source: bytes, mentions: re.Pattern[bytes], tree: ast.Module | None = 
             return None
     lines = source.splitlines(keepends=True)
     names = _names_bound_near_cuda(tree, lines, mentions)
-    names_re = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b") if names else None
+    names_re = Mentions([rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b"]) if names else None
 
     def mentions_cuda(first: int, last: int) -> bool:
         chunk = b"".join(lines[first - 1 : last])

@@ -14,6 +14,7 @@ import libcst as cst
 from torchport.migrate import imports
 from torchport.migrate.device_indices import INDEX_SOURCES, index_names, mentions_of
 from torchport.migrate.elide import Elision, elide
+from torchport.migrate.mentions import Mentions
 from torchport.findings import Finding, Operation
 from torchport.migrate.names import AST_PARSE_ERRORS, ImportTable
 from torchport.migrate.rules import RULES
@@ -22,7 +23,7 @@ from torchport import targets
 from torchport.targets import Target
 
 # A file that never spells what some rule reacts to has nothing to migrate: it is not even parsed.
-MENTIONS_CUDA = re.compile(b"|".join(sorted({rule.mentions for rule in RULES})))  # (on any target)
+MENTIONS_CUDA = Mentions(rule.mentions for rule in RULES)  # (on any target)
 
 
 @lru_cache(maxsize=None)
@@ -33,9 +34,9 @@ def rules_for(target_name: str) -> tuple[type[Rule], ...]:
 
 
 @lru_cache(maxsize=None)
-def mentions(target_name: str) -> re.Pattern[bytes]:
+def mentions(target_name: str) -> Mentions:
     """What a file must contain for one of a target's rules to have anything to do."""
-    return re.compile(b"|".join(sorted({rule.mentions for rule in rules_for(target_name)})))
+    return Mentions(rule.mentions for rule in rules_for(target_name))
 # In a file with a device-index source, the index may be set in one definition and used in
 # another: the names that hold one are found first, and what mentions them is kept whole.
 MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
@@ -80,13 +81,13 @@ def migrate_source(source: bytes, target: Target, path: str = "<string>", apply_
     return _migrate(source, target, path, reading, apply_affinity)
 
 
-def _read(source: bytes, mentioned: re.Pattern[bytes]) -> Reading:
+def _read(source: bytes, mentioned: Mentions) -> Reading:
     """One `ast` parse of the whole file, dropped before LibCST's (much larger) tree is built."""
     tree = _ast_of(source)
     if tree is None:
         return Reading(source)
     indices = index_names(tree) if MENTIONS_INDEX_SOURCE.search(source) else frozenset()
-    kept = re.compile(mentioned.pattern + b"|" + mentions_of(indices)) if indices else mentioned
+    kept = mentioned.extended(mentions_of(indices)) if indices else mentioned
     elision = elide(source, kept, tree)
     if elision is None:
         seen, statement_lines = tree, tuple(s.lineno for s in tree.body)
