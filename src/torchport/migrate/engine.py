@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import tokenize
 
 try:
@@ -223,6 +224,10 @@ class Writer:
             temporary.unlink(missing_ok=True)
             raise
 
+    def reporting_to(self, outcome: Outcome) -> Writer:
+        """The same writer, counting what it writes and skips into `outcome`."""
+        return Writer(self.sources, self.out, outcome)
+
     def destination(self, name: str) -> Path | None:
         destination = self.out / name
         reason = self._refusal(destination)
@@ -290,6 +295,7 @@ def run(options: Options) -> Outcome:
 
 def _migrate(sources: list[Source], writer: Writer | None, options: Options, outcome: Outcome) -> None:
     python: dict[str, Path] = {}  # name in OUT -> the input file
+    copies: list[tuple[Path, str]] = []  # the other files: (input file, name in OUT)
     for source in sources:
         tree = scan(source.path, options.selection)
 
@@ -309,19 +315,62 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
             if relative.suffix == ".py":
                 python[named(relative)] = source.base / relative
             elif writer is not None:
-                writer.copy(source.base / relative, named(relative))
+                copies.append((source.base / relative, named(relative)))
     outcome.python_files = len(python)
     jobs = (Job(name, data) for name, origin in python.items() if (data := _read(origin, name, outcome)) is not None)
     progress = Progress(len(python)) if options.progress and len(python) >= PROGRESS_MIN_FILES else None
     results = migrate_guarded(
         jobs, options.target, options.jobs, options.file_timeout, options.file_memory, options.apply_affinity
     )
-    for job, result in results:
-        if progress:
-            progress.step()
-        _record(python[job.relative], job, result, outcome, options, writer)
+    with Copier(writer, copies, outcome):
+        for job, result in results:
+            if progress:
+                progress.step()
+            _record(python[job.relative], job, result, outcome, options, writer)
     if progress:
         progress.done()
+
+
+class Copier:
+    """Copies the files that are not Python on a thread of their own, while the workers migrate
+    (the copies wait on the disk, the workers on the CPU: a tree with many data files is not
+    copied first and migrated after). Leaving the block waits for the copy in progress, and an
+    interrupt stops the rest: only whole files are written. What the copies report is merged
+    where it would have been had they been made first."""
+
+    def __init__(self, writer: Writer | None, copies: list[tuple[Path, str]], outcome: Outcome) -> None:
+        self.copies = copies if writer is not None else []
+        self.own = Outcome()
+        self.writer = writer.reporting_to(self.own) if writer is not None else None
+        self.outcome = outcome
+        self.position = len(outcome.skipped)
+        self.stop = threading.Event()
+        self.failure: BaseException | None = None
+        self.thread = threading.Thread(target=self._copy, name="torchport-copy", daemon=True)
+
+    def _copy(self) -> None:
+        try:
+            for origin, name in self.copies:
+                if self.stop.is_set():
+                    return
+                self.writer.copy(origin, name)
+        except BaseException as error:  # noqa: BLE001 (raised again in the main thread)
+            self.failure = error
+
+    def __enter__(self) -> Copier:
+        if self.copies:
+            self.thread.start()
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        if error is not None:
+            self.stop.set()
+        if self.copies:
+            self.thread.join()
+        self.outcome.written += self.own.written
+        self.outcome.skipped[self.position : self.position] = self.own.skipped
+        if self.failure is not None and error is None:
+            raise self.failure
 
 
 def _read(origin: Path, name: str, outcome: Outcome) -> bytes | None:
