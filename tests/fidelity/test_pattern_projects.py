@@ -52,6 +52,7 @@ PROJECTS = {
     "amp_variables": Project(cpu_args=("--no-amp",), unmodified=True),
     "cpu_fallback_pinned": Project(cpu_args=("--no-cuda",), unmodified=True),
     "gpu_only": Project(),
+    "legacy_dtype_gpu_only": Project(),
     "ddp_rank_in_self": Project(launcher="torchrun"),
     "jit_helper": Project(unmodified=True),
     "stream_prefetcher": Project(),

@@ -128,8 +128,10 @@ def test_every_query_has_an_answer_on_the_cpu(runtime_on):
         torch.cuda.nvtx.range_pop()
 
 
-def test_legacy_tensor_types_are_the_cpu_classes_on_the_cpu(runtime_on):
-    runtime_on("cpu")
+@pytest.mark.parametrize("target", ["cpu", "accelerator"])
+def test_legacy_tensor_types_are_the_cpu_classes_on_the_cpu(runtime_on, target):
+    """(accelerator: the device type's own classes; on a host without one, the CPU's)"""
+    runtime_on(target)
     tensor_type = torch.cuda.FloatTensor
     x = torch.zeros(3, dtype=torch.float64).type(tensor_type)
     assert x.dtype == torch.float32 and isinstance(x, torch.cuda.FloatTensor)

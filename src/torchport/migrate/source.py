@@ -232,7 +232,8 @@ def _tidy_imports(original: cst.Module, module: cst.Module, context: FileContext
     if target.setup_import and not imports.has_import(module, target.setup_import):
         module = imports.insert_after_torch_import(module, target.setup_import)
         rows.append((Operation.INSERT, f"insert import {target.setup_import}", f"import {target.setup_import}".__eq__, False))
-    for name in sorted(context.needed_definitions, reverse=True):  # (each goes right after the imports)
+    needed = [name for name in target.definitions if name in context.needed_definitions]
+    for name in reversed(needed):  # (each goes right after the imports: they end up in the target's order)
         statement = target.definitions[name]
         if not imports.has_statement(module, statement):
             module = imports.insert_after_imports(module, statement)

@@ -67,11 +67,16 @@ def evaluate(expression: str, device_type: str, definitions: dict[str, str] | No
     """Evaluate one of the target's source expressions (dist_backend, guard, ...) here and now,
     with the target's `definitions` that it names (DEVICE_TYPE is the device type resolved here)."""
     namespace = {"DEVICE_TYPE": device_type}
-    statements = [s for name, s in (definitions or {}).items()
-                  if name not in namespace and re.search(rf"\b{name}\b", expression)]
+    definitions = definitions or {}
+    used, text = set(), expression
+    for name, statement in reversed(definitions.items()):  # (a definition may use those before it)
+        if name not in namespace and re.search(rf"\b{name}\b", text):
+            used.add(name)
+            text += "\n" + statement
+    statements = [statement for name, statement in definitions.items() if name in used]
     for source in [*statements, expression]:
         for root in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\.", source)):  # torch, contextlib, platform, ...
-            if root not in namespace:
+            if root not in namespace and root not in definitions:
                 namespace[root] = importlib.import_module(root)
     for statement in statements:
         exec(compile(statement, "<torchport target>", "exec"), namespace)

@@ -46,7 +46,9 @@ def install(session) -> None:
         if _is_legacy_type_renamed(verdict, original):
             # `x.type(T)` and the legacy constructors accept only the real class, not a proxy:
             # install it itself (its uses are not logged).
-            replacement = _resolve(verdict.replacement)
+            replacement = _resolve(verdict.replacement) if verdict.kind is Kind.SAME else session.evaluate(verdict.replacement)
+            if not isinstance(replacement, type):
+                continue  # (a class this torch does not have: left as it is)
         elif isinstance(original, type):
             replacement = class_proxy(original, _guarded_class(session, verdict, original, act), also, as_call=True)
         else:
@@ -57,10 +59,11 @@ def install(session) -> None:
 
 
 def _is_legacy_type_renamed(verdict, original) -> bool:
-    """`torch.cuda.FloatTensor -> torch.FloatTensor [same]` and the other legacy typed classes."""
+    """`torch.cuda.FloatTensor -> torch.FloatTensor [same]` (or the class the accelerator's
+    device type has, chosen here) and the other legacy typed classes."""
     return (
         isinstance(original, type)
-        and verdict.kind is Kind.SAME
+        and verdict.kind in (Kind.SAME, Kind.ADAPTED)
         and verdict.api.rsplit(".", 1)[1] in legacy_tensor_types([original.__name__])
     )
 
@@ -124,7 +127,8 @@ def _action(session, api: str, name: str, original):
         skipped = Verdict(verdict.api, verdict.kind, verdict.replacement,
                           f"{verdict.note}; false here, so it returns {shown}", verdict.value)
         return skipped, _returner(session, verdict.value), ()
-    replacement = _resolve(verdict.replacement) if _is_dotted(verdict.replacement) else session.evaluate(verdict.replacement)
+    named = _is_dotted(verdict.replacement) and verdict.replacement.split(".")[0] not in target.definitions
+    replacement = _resolve(verdict.replacement) if named else session.evaluate(verdict.replacement)
     if replacement is None:
         missing = Verdict(api, Kind.UNSUPPORTED, None, f"{verdict.replacement} does not exist in this torch")
         return missing, _raiser(session, missing), ()

@@ -5,7 +5,7 @@ the device type is looked up once per file, and calls that need a device are gua
 """
 
 from torchport.targets.base import Target
-from torchport.targets.fallbacks import HOST_PROPERTIES
+from torchport.targets.fallbacks import HOST_PROPERTIES, legacy_tensor_types
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import adapted, noop
 
@@ -26,7 +26,11 @@ TARGET = Target(
     surface_version=f"torch {version(TORCH_SURFACE)}",
     device_type=None,
     device_type_expr="DEVICE_TYPE",
-    definitions={"DEVICE_TYPE": f'DEVICE_TYPE = torch.accelerator.current_accelerator().type if {GUARD} else "cpu"'},
+    definitions={  # (in the order they are defined: each may use those before it)
+        "DEVICE_TYPE": f'DEVICE_TYPE = torch.accelerator.current_accelerator().type if {GUARD} else "cpu"',
+        # the module of the device type's legacy typed classes (torch.cuda.FloatTensor, torch.npu.FloatTensor), else torch's
+        "TENSOR_TYPES": 'TENSOR_TYPES = torch.get_device_module(DEVICE_TYPE) if hasattr(torch.get_device_module(DEVICE_TYPE), "FloatTensor") else torch',
+    },
     dist_backend="torch.distributed.get_default_backend_for_device(DEVICE_TYPE)",
     ddp_device_ids=True,
     guard=GUARD,
@@ -54,6 +58,11 @@ TARGET = Target(
                      "work stays on the current stream: its order is kept, the overlap is lost", drop_args=True),
             _renamed("device", "torch.accelerator.device_index", "same meaning", guard=GUARD,
                      value="contextlib.nullcontext()"),
+        ]
+        + [
+            _renamed(name, f"TENSOR_TYPES.{name}", "the device type's own class (CUDA, NPU); XPU and MPS have none: "
+                     "there it is the CPU's, so move what it makes with .to(DEVICE_TYPE)")
+            for name in legacy_tensor_types(names(TORCH_SURFACE, "torch.cuda"))
         ]
     ),
 )

@@ -70,12 +70,14 @@ class FileContext:
 
     def need_expression(self, source: str) -> None:
         """Record the imports and target definitions that a piece of generated code relies on."""
-        for name in self.target.definitions:
-            if re.search(rf"\b{name}\b", source):
+        for name, statement in self.target.definitions.items():
+            if name not in self.needed_definitions and re.search(rf"\b{name}\b", source):
                 self.needed_definitions.add(name)
+                self.need_expression(statement.partition(" = ")[2])  # (what the definition itself uses)
         for dotted in _DOTTED_NAME.findall(_STRING.sub('""', source)):
             root = dotted.split(".")[0]
-            self.needed_imports.add(dotted.rsplit(".", 1)[0] if root != "torch" else "torch")
+            if root not in self.target.definitions:
+                self.needed_imports.add(dotted.rsplit(".", 1)[0] if root != "torch" else "torch")
 
     def metadata(self, provider, node: cst.CSTNode, default=None):
         """LibCST metadata for `node`, computed (for the whole module) on first need."""

@@ -74,17 +74,28 @@ class CudaApiRule(ApiReferenceRule):
         literal = node.args[0].value
         api = string_value(literal)
         if api is None:  # `torch.cuda.FloatTensor` itself: visit_api ports the name where it can
-            if self.qualified_name(literal) == FLOAT_TENSOR and not self.target.verdict(FLOAT_TENSOR).replacement:
+            if self.qualified_name(literal) == FLOAT_TENSOR and not self._has_own_class(FLOAT_TENSOR):
                 self._default_device(node, FLOAT_TENSOR)
             return
         if api not in known_cuda_apis():
             return
         verdict = self.target.verdict(api)
-        if verdict.replacement:
+        if self._has_own_class(api):
             new = quoted(literal, verdict.replacement)
             self.change(literal, lambda _: new, verdict.describe(), api=api)
-        elif not self._default_device(node, api):
+        elif self._default_device(node, api):
+            pass
+        elif verdict.kind is Kind.ADAPTED and verdict.replacement:  # (a class chosen at run time: named, not spelled)
+            replacement = verdict.replacement
+            self.change(literal, lambda _: parse_expression(replacement), verdict.describe(), api=api, needs=replacement)
+        else:
             self.report(literal, Operation.UNSUPPORTED, verdict.note, api=api)
+
+    def _has_own_class(self, api: str) -> bool:
+        """Whether the target has a class of its own for `api` (a legacy typed class), that a
+        string can name: `torch.npu.FloatTensor`, `torch.FloatTensor` on the CPU."""
+        verdict = self.target.verdict(api)
+        return verdict.kind is Kind.SAME and verdict.replacement is not None
 
     def _default_device(self, call: cst.Call, api: str) -> bool:
         """Default float32 tensors on the device, where the target has no legacy typed classes."""
@@ -136,7 +147,7 @@ class CudaApiRule(ApiReferenceRule):
         call = self.parent(argument) if isinstance(argument, cst.Arg) else None
         if not (isinstance(call, cst.Call) and call.args and call.args[0] is argument):
             return False
-        return self.target.verdict(FLOAT_TENSOR).replacement is None and self.qualified_name(call.func) == DEFAULT_TENSOR_TYPE
+        return not self._has_own_class(FLOAT_TENSOR) and self.qualified_name(call.func) == DEFAULT_TENSOR_TYPE
 
     def _repeats_previous(self, line: cst.SimpleStatementLine, call: cst.Call, replacement: str) -> bool:
         """Whether the statement before `line` is already `replacement(<the same arguments>)`

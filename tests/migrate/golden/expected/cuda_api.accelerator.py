@@ -3,6 +3,7 @@ import os
 import platform
 import types
 DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+TENSOR_TYPES = torch.get_device_module(DEVICE_TYPE) if hasattr(torch.get_device_module(DEVICE_TYPE), "FloatTensor") else torch
 
 torch.manual_seed(0)
 if torch.accelerator.is_available():
@@ -14,7 +15,7 @@ name = DEVICE_TYPE
 props = (torch.get_device_module(DEVICE_TYPE).get_device_properties(0) if torch.accelerator.is_available() else types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), multi_processor_count=os.cpu_count()))
 graphed = torch.cuda.make_graphed_callables(model, (x,))
 torch.set_default_device(DEVICE_TYPE)
-torch.set_default_tensor_type(torch.cuda.HalfTensor)
+torch.set_default_tensor_type(TENSOR_TYPES.HalfTensor)
 torch.set_default_device(DEVICE_TYPE)
 torch.manual_seed(7)
 x = 1; (torch.accelerator.synchronize() if torch.accelerator.is_available() else None)

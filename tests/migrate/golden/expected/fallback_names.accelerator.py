@@ -1,14 +1,16 @@
 import torch
 import contextlib
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+TENSOR_TYPES = torch.get_device_module(DEVICE_TYPE) if hasattr(torch.get_device_module(DEVICE_TYPE), "FloatTensor") else torch
 
 try:
     from torch.cuda.amp import GradScaler
 except ImportError:
     GradScaler = None
 cuda = torch.accelerator.is_available()
-Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+Tensor = TENSOR_TYPES.FloatTensor if cuda else torch.FloatTensor
 x = torch.zeros(3).type(Tensor)
-if isinstance(x, torch.cuda.FloatTensor):
+if isinstance(x, TENSOR_TYPES.FloatTensor):
     y = Tensor(2, 3).fill_(1.0)
 dtype = 'bfloat16' if torch.accelerator.is_available() else 'float16'
 major, minor = (torch.accelerator.get_device_capability() if torch.accelerator.is_available() else (0, 0))
