@@ -96,6 +96,8 @@ def train(rank, model, batch, loader, i):
     count = torch.cuda.device_count()
     if torch.cuda.is_available():
         torch.cuda.synchronize()
+        if not on_gpu:
+            print("WARNING: You have a CUDA device, so you should probably run with --cuda")
     state = torch.load("ckpt.pt", map_location="cuda:0")
     print("saved to cuda_best.pt on cuda")
     return device, fallback, names, on_gpu, batch, ones, y, z, w, other, scaler2, elapsed, peak, name, count, state

@@ -27,6 +27,7 @@ from torchport.migrate.rules.device_ints import DeviceIndexRule
 from torchport.migrate.rules.device_literals import DeviceLiteralRule
 from torchport.migrate.rules.distributed import DdpDeviceIdsRule, DistributedBackendRule
 from torchport.migrate.rules.environment import CudnnFlagRule, VisibleDevicesRule
+from torchport.migrate.rules.gpu_hint import UnusedGpuHintRule
 from torchport.migrate.rules.host_timing import HostTimingRule
 from torchport.migrate.rules.is_available import CpuFallbackRule
 from torchport.migrate.rules.is_cuda import IsCudaRule
@@ -54,6 +55,7 @@ RULES = [
     PinMemoryRule,
     ProfilerActivityRule,
     CudaBuildVersionRule,
+    UnusedGpuHintRule,
     # advice: rows only, nothing changed (the optimizer swap only with --apply-affinity)
     MixedPrecisionAdvice,
     Float64Advice,

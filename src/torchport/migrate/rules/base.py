@@ -358,8 +358,12 @@ class ApplyFixes(cst.CSTTransformer):
         """`if torch.cuda.is_available(): <only no-ops>` (or any test without side effects, such as
         `if x.is_cuda:`) is dropped whole once its body is gone."""
         emptied = _only_pass(updated_node.body) and not _only_pass(original_node.body)
-        if emptied and updated_node.orelse is None and _has_no_effect(updated_node.test):
+        if not (emptied and _has_no_effect(updated_node.test)):
+            return updated_node
+        if updated_node.orelse is None:
             return remove_statement(updated_node)
+        if isinstance(updated_node.orelse, cst.Else):  # `if c: pass else: b` is `if not c: b`
+            return updated_node.with_changes(test=_negated(updated_node.test), body=updated_node.orelse.body, orelse=None)
         return updated_node
 
     def leave_IfExp(self, original_node, updated_node):  # noqa: N802 (libcst API)
@@ -476,6 +480,15 @@ def dotted_name(node: cst.CSTNode) -> str | None:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
+
+
+def _negated(test: cst.BaseExpression) -> cst.BaseExpression:
+    """`not test`, or what `test` negates (`not c` gives `c`)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return test.expression
+    if isinstance(test, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)) and not test.lpar:
+        test = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.UnaryOperation(operator=cst.Not(), expression=test)
 
 
 def _has_no_effect(test: cst.BaseExpression) -> bool:

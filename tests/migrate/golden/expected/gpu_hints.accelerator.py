@@ -1,0 +1,34 @@
+"""Scripts that tell the user to use an idle GPU (pytorch/examples, OpenNMT, PyTorch-GAN metrics)."""
+import argparse
+import logging
+import torch
+DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+TENSOR_TYPES = torch.get_device_module(DEVICE_TYPE) if hasattr(torch.get_device_module(DEVICE_TYPE), "FloatTensor") else torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--cuda", action="store_true")
+parser.add_argument("--seed", type=int, default=1)
+args = parser.parse_args()
+logger = logging.getLogger(__name__)
+
+torch.manual_seed(args.seed)
+if torch.accelerator.is_available():
+    if not args.cuda:
+        print("WARNING: You have a CUDA device, so you should probably run with --cuda")
+    else:
+        torch.manual_seed(args.seed)
+
+if torch.accelerator.is_available() and not args.cuda:
+    logger.warning("You have a CUDA device, so you should probably run with --cuda")
+
+if args.cuda:
+    dtype = TENSOR_TYPES.FloatTensor
+else:
+    # a GPU left idle?
+    if torch.accelerator.is_available():
+        print("WARNING: You have a CUDA device, so you should probably set cuda=True")
+    dtype = torch.FloatTensor
+
+if torch.accelerator.is_available():
+    print("training on", DEVICE_TYPE)
+print("FINAL", dtype)
