@@ -227,6 +227,6 @@ def test_what_the_rules_read_of_the_reduced_source_is_had_without_parsing_it_aga
     elision = elide(source, MENTIONS_CUDA, tree)
     reparsed = ast.parse(elision.reduced)
     seen, lines = elision.seen(tree)
-    assert lines == tuple(node.lineno for node in reparsed.body)
+    assert tuple(lines) == tuple(node.lineno for node in reparsed.body)
     assert ImportTable.of_tree(seen) == ImportTable.of_tree(reparsed)
     assert [type(n) for n in seen.body] == [type(n) for n in reparsed.body]

@@ -16,9 +16,13 @@ every statement that refers to a name bound from CUDA code is kept, so nothing a
 from __future__ import annotations
 
 import ast
+import bisect
+from array import array
 import copy
+import functools
+import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from torchport.migrate.mentions import Mentions
 from torchport.migrate.names import AST_PARSE_ERRORS, bound_names
@@ -36,14 +40,22 @@ class Elision:
     originals: tuple[bytes, ...]  # the bytes each stand-in replaced
     stand_in_lines: tuple[int, ...]  # the line of each stand-in in `reduced`
     hidden_lines: tuple[int, ...]  # how many more lines each original had than its stand-in
-    spans: tuple[tuple[int, int], ...] = ()  # the first and last line of each original
+    # the first and last line of each original (arrays: no small objects left among the freed
+    # ones of the file's `ast` tree, whose memory then goes back whole, for LibCST's parser)
+    span_firsts: array = field(default_factory=lambda: array("l"))
+    span_lasts: array = field(default_factory=lambda: array("l"))
 
-    def seen(self, tree: ast.Module) -> tuple[ast.Module, tuple[int, ...]]:
+    @functools.cached_property
+    def _hidden_through(self) -> list[int]:
+        """[0, hidden lines of the first stand-in, of the first two, ...] (the stand-ins are in order)."""
+        return [0, *itertools.accumulate(self.hidden_lines)]
+
+    def seen(self, tree: ast.Module) -> tuple[ast.Module, array]:
         """What `ast.parse(self.reduced)` would give for the parts the rules read, from the
         source's own `tree` (without parsing again): the module with each set-aside definition
         replaced by an empty one of the same name, and the line in `reduced` where each of its
         top-level statements starts."""
-        firsts = {first for first, _ in self.spans}
+        firsts = set(self.span_firsts)
 
         def body(nodes: list[ast.stmt]) -> list[ast.stmt]:
             kept = []
@@ -56,14 +68,14 @@ class Elision:
                 kept.append(node)
             return kept
 
-        lines = tuple(
+        lines = array("l", (
             self.reduced_line(_first_line(node) if _first_line(node) in firsts else node.lineno) for node in tree.body
-        )
+        ))
         return ast.Module(body(tree.body), []), lines
 
     def reduced_line(self, line: int) -> int:
         """Line `line` of the source (outside any set-aside definition, or the first of one) in `reduced`."""
-        return line - sum(hidden for (_, last), hidden in zip(self.spans, self.hidden_lines) if last < line)
+        return line - self._hidden_through[bisect.bisect_left(self.span_lasts, line)]
 
     def restore(self, migrated: bytes) -> bytes | None:
         """`migrated` (the rules' output for `reduced`) with the original bytes back; None if a
@@ -85,11 +97,8 @@ class Elision:
             return first, last
 
         def hidden_before(line: int, inclusive: bool) -> int:
-            return sum(
-                hidden
-                for stand_in_line, hidden in zip(self.stand_in_lines, self.hidden_lines)
-                if stand_in_line < line or (inclusive and stand_in_line == line)
-            )
+            find = bisect.bisect_right if inclusive else bisect.bisect_left
+            return self._hidden_through[find(self.stand_in_lines, line)]
 
         # A row that ends on a stand-in's line spans the whole stand-in (a one-line row there
         # is about the file: rows never point into code that was set aside).
@@ -137,7 +146,7 @@ def elide(source: bytes, mentions: Mentions | re.Pattern[bytes], tree: ast.Modul
     pieces.append(b"".join(lines[line - 1 :]))
     return Elision(
         b"".join(pieces), tuple(stand_ins), tuple(originals), tuple(stand_in_lines), tuple(hidden_lines),
-        tuple((first, last) for first, last, *_ in spans),
+        array("l", (first for first, *_ in spans)), array("l", (last for _, last, *_ in spans)),
     )
 
 

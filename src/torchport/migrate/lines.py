@@ -10,7 +10,7 @@ same lines as PositionProvider (its syntactic positions).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import libcst as cst
@@ -74,7 +74,7 @@ class _LineCountingState(CodegenState):
 def node_lines(
     module: cst.Module,
     nodes: set[cst.CSTNode],
-    statement_lines: tuple[int, ...] | None = None,
+    statement_lines: Sequence[int] | None = None,
     parents: dict[cst.CSTNode, cst.CSTNode] | None = None,
 ) -> dict[cst.CSTNode, tuple[int, int]]:
     """(first line, last line) of each of `nodes` in `module`, as LibCST's PositionProvider gives them.
@@ -110,7 +110,7 @@ def _printed(module: cst.Module, node: cst.CSTNode, wanted: set[cst.CSTNode]) ->
     return {node: state.lines[node] for node in wanted if node in state.lines}
 
 
-def _statement_starts(module: cst.Module, statement_lines: tuple[int, ...]) -> dict[cst.CSTNode, int] | None:
+def _statement_starts(module: cst.Module, statement_lines: Sequence[int]) -> dict[cst.CSTNode, int] | None:
     """Each top-level statement of `module` with the line it starts on, from `ast`'s numbering
     (which counts `a; b` as two statements); None if the two parses do not line up."""
     starts, index = {}, 0

@@ -19,6 +19,7 @@ except ImportError:  # pragma: no cover
     _sre = None
 
 MIN_LITERAL = 3  # shorter literals are in nearly every file: no use as a filter
+SHORT = 1024  # bytes: in a text this short (one definition) the one regex is done before the branches start
 _GLOBAL_FLAGS = re.compile(rb"\(\?[aiLmsux]+\)")
 
 
@@ -31,7 +32,7 @@ class Mentions:
         self.branches = _branches(self.pattern)  # [(literals, regex)], or None: the whole regex
 
     def search(self, text: bytes) -> bool:
-        if self.branches is None:
+        if self.branches is None or len(text) < SHORT:
             return self.regex.search(text) is not None
         for literals, regex in self.branches:
             if any(literal in text for literal in literals) and regex.search(text):

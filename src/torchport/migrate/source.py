@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from array import array
 import warnings
 from functools import lru_cache
 from dataclasses import dataclass, field, replace
@@ -62,7 +63,7 @@ class Reading:
     indices: frozenset[str] = frozenset()  # names that hold a device index (device_indices.py)
     imports: ImportTable | None = None  # of what LibCST sees; None: left to LibCST's scope analysis
     elision: Elision | None = None  # what LibCST need not see (elide.py)
-    statement_lines: tuple[int, ...] | None = None  # where each top-level statement LibCST sees starts (lines.py)
+    statement_lines: array | None = None  # where each top-level statement LibCST sees starts (lines.py)
 
 
 def migrate_source(source: bytes, target: Target, path: str = "<string>", apply_affinity: bool = False) -> FileResult:
@@ -90,7 +91,7 @@ def _read(source: bytes, mentioned: Mentions) -> Reading:
     kept = mentioned.extended(mentions_of(indices)) if indices else mentioned
     elision = elide(source, kept, tree)
     if elision is None:
-        seen, statement_lines = tree, tuple(s.lineno for s in tree.body)
+        seen, statement_lines = tree, array("l", (s.lineno for s in tree.body))
     else:  # (the import table of what LibCST will see)
         seen, statement_lines = elision.seen(tree)
     return Reading(source, indices, ImportTable.of_tree(seen), elision, statement_lines)

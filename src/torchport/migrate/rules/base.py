@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Union
 
@@ -66,7 +67,7 @@ class FileContext:
     apply_affinity: bool = False  # perform the affinity swaps that keep behaviour (migrate --apply-affinity)
     whole_source: bytes = b""  # the whole file, as read (the rules may walk a reduced one: see elide.py)
     qualified_names: dict[cst.CSTNode, str | None] = field(default_factory=dict)  # Rule.qualified_name's answers
-    statement_lines: tuple[int, ...] | None = None  # where the module's top-level statements start (lines.py)
+    statement_lines: Sequence[int] | None = None  # where the module's top-level statements start (lines.py)
 
     def need_expression(self, source: str) -> None:
         """Record the imports and target definitions that a piece of generated code relies on."""
