@@ -1,13 +1,13 @@
-"""What a CUDA device value becomes on the target: "cuda", "cuda:1", 1, torch.device("cuda", 1).
+"""What a CUDA device value becomes on the target, at run time: "cuda", "cuda:1", 1,
+torch.device("cuda", 1). The spelling is targets/devices.py's, as the rewriter's is.
 
 Only whole CUDA device values are rewritten, never substrings (Ascend's transfer_to_npu replaced
 "cuda" inside any string argument, so `torch.load("ckpt/cuda_best.pt")` opened the wrong file).
-The index is kept where the target keeps it (`target.keeps_device_index`) and dropped on the CPU,
-which has one device.
 """
 
 from __future__ import annotations
 
+from torchport.targets.devices import cuda_device, device_string
 from torchport.targets.verdict import Kind, Verdict
 
 
@@ -15,11 +15,8 @@ def cuda_index(value) -> tuple[bool, int | None]:
     """(is a CUDA device value, its index or None) for a str, int or torch.device-like value."""
     kind = type(value)
     if kind is str:
-        if value == "cuda":
-            return True, None
-        if value.startswith("cuda:") and value[5:].isdigit():
-            return True, int(value[5:])
-        return False, None
+        is_cuda, index = cuda_device(value)
+        return is_cuda, (int(index) if index is not None else None)
     if kind is int:  # bools are not device indices
         return (value >= 0), value
     device_type = getattr(value, "type", None)
@@ -60,9 +57,7 @@ class DeviceMapper:
 
     def spelling(self, index: int | None) -> str:
         """The target's device string for CUDA device `index` (None: the current device)."""
-        if index is None or not self.keeps_index:
-            return self.device_type
-        return f"{self.device_type}:{index}"
+        return device_string(self.device_type, index, self.keeps_index)
 
     def map(self, value):
         """The target's form of `value`, or None when `value` is not a CUDA device."""

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from torchport.targets import Target
-
-CUDA_LITERAL = re.compile(r"cuda(?::(\d+))?")
+from torchport.targets.devices import cuda_device, device_source, device_string, indexed_device_source
 
 
 def string_value(node: cst.CSTNode) -> str | None:
@@ -29,10 +26,7 @@ def string_value(node: cst.CSTNode) -> str | None:
 def cuda_literal_index(node: cst.CSTNode) -> tuple[bool, str | None]:
     """(True, index) if `node` is the literal "cuda" or "cuda:N"."""
     value = string_value(node)
-    if value is None:
-        return (False, None)
-    match = CUDA_LITERAL.fullmatch(value)
-    return (True, match.group(1)) if match else (False, None)
+    return (False, None) if value is None else cuda_device(value)
 
 
 def quoted(template: cst.SimpleString, text: str) -> cst.SimpleString:
@@ -42,21 +36,13 @@ def quoted(template: cst.SimpleString, text: str) -> cst.SimpleString:
 
 
 def device_expression(target: Target, index: str | None, like: cst.SimpleString | None = None) -> str:
-    """Source for the target device, optionally with a literal index (`"npu:1"`)."""
-    if target.device_type is None:
-        if index is None:
-            return target.device_type_expr
-        return f'f"{{{target.device_type_expr}}}:{index}"'
-    text = target.device_type if index is None or not target.keeps_device_index else f"{target.device_type}:{index}"
-    if like is not None:
-        return quoted(like, text).value
-    return repr(text).replace("'", '"')
+    """Source for the target device, optionally with a literal index (`"npu:1"`), in the quote
+    style of `like` where the device is a plain string."""
+    if like is not None and target.device_type is not None:
+        return quoted(like, device_string(target.device_type, index, target.keeps_device_index)).value
+    return device_source(target, index)
 
 
 def indexed_device_expression(target: Target, index_source: str) -> str:
     """Source for the target device with an index computed at run time."""
-    if target.device_type is None:  # (torch.device takes an index of None as well, as `.cuda(None)` does)
-        return f"torch.device({target.device_type_expr}, {index_source})"
-    if not target.keeps_device_index:
-        return f'"{target.device_type}"'
-    return f'f"{target.device_type}:{{{index_source}}}"'
+    return indexed_device_source(target, index_source)

@@ -1,0 +1,44 @@
+"""How a CUDA device is spelled, and how a target spells it: one answer for the rewriter, which
+writes it as source (`"npu:1"`, `f"{DEVICE_TYPE}:{rank}"`), and for the patcher, which maps values
+at run time ("cuda:1" -> "npu:1", torch.device("cuda", 1) -> torch.device("npu:1")).
+
+Only whole device values are CUDA devices: "cuda" and "cuda:N", never a string that merely
+contains "cuda". The index is kept where the target keeps it (`Target.keeps_device_index`) and
+dropped on the CPU, which has one device.
+"""
+
+from __future__ import annotations
+
+import re
+
+CUDA_DEVICE = re.compile(r"cuda(?::(\d+))?")
+
+
+def cuda_device(text: str) -> tuple[bool, str | None]:
+    """(True, the index as written or None) if `text` is "cuda" or "cuda:N"; else (False, None)."""
+    match = CUDA_DEVICE.fullmatch(text)
+    return (True, match.group(1)) if match else (False, None)
+
+
+def device_string(device_type: str, index: int | str | None, keeps_index: bool) -> str:
+    """The target's device string for CUDA device `index` (None: the current device)."""
+    if index is None or not keeps_index or device_type == "cpu":
+        return device_type
+    return f"{device_type}:{index}"
+
+
+def device_source(target, index: str | None) -> str:
+    """Source for the target's device, with a literal index (`"npu:1"`) or none (`"npu"`); on a
+    target whose device type is known only at run time, built from its expression."""
+    if target.device_type is None:
+        return target.device_type_expr if index is None else f'f"{{{target.device_type_expr}}}:{index}"'
+    return '"' + device_string(target.device_type, index, target.keeps_device_index) + '"'
+
+
+def indexed_device_source(target, index_source: str) -> str:
+    """Source for the target's device with an index computed at run time (`index_source`)."""
+    if target.device_type is None:  # (torch.device takes an index of None as well, as `.cuda(None)` does)
+        return f"torch.device({target.device_type_expr}, {index_source})"
+    if not target.keeps_device_index or target.device_type == "cpu":
+        return f'"{target.device_type}"'
+    return f'f"{target.device_type}:{{{index_source}}}"'

@@ -1,0 +1,40 @@
+"""One spelling of devices for both mechanisms: what `migrate` writes as source and what `run`
+maps at run time name the same device, on every target."""
+
+import pytest
+import torch
+
+from torchport import targets
+from torchport.runtime.choose import device_type_of
+from torchport.runtime.devices import DeviceMapper
+from torchport.targets.devices import cuda_device, device_source, indexed_device_source
+
+
+@pytest.mark.parametrize(("text", "expected"), [("cuda", (True, None)), ("cuda:3", (True, "3")), ("cudax", (False, None)),
+                                                ("my_cuda", (False, None)), ("cuda:", (False, None)), ("npu:1", (False, None))])
+def test_only_whole_cuda_device_strings_are_cuda_devices(text, expected):
+    assert cuda_device(text) == expected
+
+
+def _same_device(a, b) -> bool:
+    """(npu is not a device type torch knows without torch_npu: compared as type and index)"""
+    a_type, _, a_index = str(a).partition(":")
+    b_type, _, b_index = str(b).partition(":")
+    return a_type == b_type and (a_type == "cpu" or a_index == b_index)
+
+
+@pytest.mark.parametrize("name", targets.names())
+@pytest.mark.parametrize("text", ["cuda", "cuda:0", "cuda:3"])
+def test_the_rewriter_and_the_patcher_name_the_same_device(name, text):
+    target = targets.get(name)
+    device_type = device_type_of(target)  # (accelerator: decided on this machine, as run decides)
+    mapper = DeviceMapper(device_type, target.keeps_device_index, torch.device)
+    namespace = {"DEVICE_TYPE": device_type, "torch": torch}
+    index = cuda_device(text)[1]
+    written = eval(device_source(target, index), namespace)
+    assert _same_device(written, mapper.map(text))
+    if index is not None:  # (an index computed at run time: an int here)
+        computed = eval(indexed_device_source(target, "rank"), {**namespace, "rank": int(index)})
+        assert _same_device(computed, mapper.map(text))
+    if device_type != "npu":
+        assert _same_device(mapper.map(torch.device(text)), mapper.map(text))
