@@ -1,10 +1,18 @@
-"""One spelling of devices for both mechanisms: what `migrate` writes as source and what `run`
-maps at run time name the same device, on every target."""
+"""One spelling of devices for both mechanisms (what `migrate` writes as source and what `run`
+maps at run time name the same device, on every target), and the source the targets hold is
+checked: it parses, and names modules that import."""
+
+import dataclasses
+import importlib
+import re
 
 import pytest
 import torch
 
 from torchport import targets
+from torchport.targets.base import EXPRESSION_FIELDS, Target
+from torchport.targets.surface import cuda_apis
+from torchport.targets.verdict import adapted
 from torchport.runtime.choose import device_type_of
 from torchport.runtime.devices import DeviceMapper
 from torchport.targets.devices import cuda_device, device_source, indexed_device_source
@@ -38,3 +46,38 @@ def test_the_rewriter_and_the_patcher_name_the_same_device(name, text):
         assert _same_device(computed, mapper.map(text))
     if device_type != "npu":
         assert _same_device(mapper.map(torch.device(text)), mapper.map(text))
+
+
+# --- the source the targets hold ---------------------------------------------------------------
+
+_ROOT = re.compile(r"(?<![\w.\"'])([A-Za-z_]\w*)\.")
+
+
+def _sources(target):
+    for field_name in EXPRESSION_FIELDS:
+        yield field_name, getattr(target, field_name)
+    for api in cuda_apis():
+        verdict = target.verdict(api)
+        yield from ((f"{api} {part}", getattr(verdict, part)) for part in ("replacement", "guard", "value"))
+
+
+@pytest.mark.parametrize("name", targets.names())
+def test_every_expression_a_target_writes_parses_and_names_modules_that_import(name):
+    """What migrate writes into files (and run evaluates): valid Python, whose dotted names start
+    at a module that imports here, the target's own setup import, or one of its definitions."""
+    target = targets.get(name)
+    for what, source in _sources(target):
+        if not source:
+            continue
+        compile(source, what, "eval")
+        for root in set(_ROOT.findall(source)) - set(target.definitions) - {target.setup_import}:
+            importlib.import_module(root)
+
+
+def test_a_target_with_source_that_does_not_parse_is_refused_when_it_is_made():
+    cpu = targets.get("cpu")
+    with pytest.raises(ValueError, match="dist_backend is not valid Python"):
+        dataclasses.replace(cpu, dist_backend='"gloo')
+    with pytest.raises(ValueError, match="torch.cuda.x replacement is not valid Python"):
+        dataclasses.replace(cpu, overrides={"torch.cuda.x": adapted("torch.cuda.x", "torch.cpu.(x", "")})
+    assert isinstance(dataclasses.replace(cpu, dist_backend='"gloo"'), Target)

@@ -17,6 +17,20 @@ AMP_PREFIX = "torch.cuda.amp."
 DEVICE_MODULE = "torch.cuda"
 
 
+# The Target fields that hold Python source (an expression written into migrated files and
+# evaluated by `run`), checked when a target is made.
+EXPRESSION_FIELDS = ("device_type_expr", "dist_backend", "guard", "float16_autocast", "autocast_enabled")
+
+
+def _check_source(target: str, what: str, source: str | None, mode: str) -> None:
+    if not source:
+        return
+    try:
+        compile(source, f"<target {target}: {what}>", mode)
+    except SyntaxError as error:
+        raise ValueError(f"target {target}: {what} is not valid Python ({error.msg}): {source}") from None
+
+
 @dataclass(frozen=True)
 class Target:
     name: str
@@ -47,12 +61,19 @@ class Target:
     advice: Advice = field(default_factory=common)  # speed and precision facts (advice.py)
 
     def __post_init__(self) -> None:
-        """A target without surface data would make every API a no-op or unsupported, silently."""
+        """A target without surface data would make every API a no-op or unsupported, silently;
+        a source expression that does not parse would be written into every migrated file."""
         if not self.surface:
             raise ValueError(f"target {self.name}: no surface data for {self.device_module}")
         for name, statement in self.definitions.items():
             if not statement.startswith(f"{name} = "):
                 raise ValueError(f"target {self.name}: the definition of {name} must assign it")
+            _check_source(self.name, name, statement, "exec")
+        for field_name in EXPRESSION_FIELDS:
+            _check_source(self.name, field_name, getattr(self, field_name), "eval")
+        for api, verdict in self.overrides.items():
+            for part in ("replacement", "guard", "value"):
+                _check_source(self.name, f"{api} {part}", getattr(verdict, part), "eval")
 
     @property
     def device_source(self) -> str:
