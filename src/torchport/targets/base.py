@@ -51,6 +51,9 @@ class Target:
     visible_devices_env: str | None = None  # what CUDA_VISIBLE_DEVICES becomes (None: report only)
     float16_autocast: str | None = None  # what autocast's float16 becomes (None: kept)
     host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events)
+    profiler_activity: str | None = None  # what ProfilerActivity.CUDA becomes ("XPU"); None: no such activity
+    profiler_module: str | None = None  # a profiler of its own that stands for torch.profiler (torch_npu.profiler)
+    profiler_names: frozenset[str] = frozenset()  # the names of torch.profiler it has (from its surface)
     guard: str | None = None  # run device-module calls only when this is true (no accelerator)
     unguarded: frozenset[str] = frozenset()  # device-module names that are safe without the guard
     surface_version: str = ""

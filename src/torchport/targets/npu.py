@@ -20,4 +20,8 @@ TARGET = Target(
     dist_backend='"hccl"',
     visible_devices_env="ASCEND_RT_VISIBLE_DEVICES",
     advice=advice.NPU,
+    # torch.profiler records no NPU work: torch_npu's profiler, with torch's API, does
+    profiler_module="torch_npu.profiler",
+    profiler_names=names(NPU_SURFACE, "torch_npu.profiler"),
+    profiler_activity="NPU",
 )

@@ -15,4 +15,5 @@ TARGET = Target(
     tensor_method="xpu",
     dist_backend='"xccl"',
     visible_devices_env="ZE_AFFINITY_MASK",
+    profiler_activity="XPU",
 )

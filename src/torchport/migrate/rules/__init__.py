@@ -32,7 +32,7 @@ from torchport.migrate.rules.host_timing import HostTimingRule
 from torchport.migrate.rules.is_available import CpuFallbackRule
 from torchport.migrate.rules.is_cuda import IsCudaRule
 from torchport.migrate.rules.pin_memory import PinMemoryRule
-from torchport.migrate.rules.profiler import ProfilerActivityRule
+from torchport.migrate.rules.profiler import ProfilerActivityRule, ProfilerModuleRule
 from torchport.migrate.rules.record_stream import RecordStreamRule
 from torchport.migrate.rules.sync_batchnorm import SyncBatchNormRule
 
@@ -54,6 +54,7 @@ RULES = [
     SyncBatchNormRule,
     PinMemoryRule,
     ProfilerActivityRule,
+    ProfilerModuleRule,
     CudaBuildVersionRule,
     UnusedGpuHintRule,
     # advice: rows only, nothing changed (the optimizer swap only with --apply-affinity)

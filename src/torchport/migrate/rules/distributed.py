@@ -15,7 +15,7 @@ NCCL_PROBE = "torch.distributed.is_nccl_available"
 
 
 class DistributedBackendRule(Rule):
-    """Replace the NCCL backend (`"nccl"` anywhere it is a whole string, `dist.Backend.NCCL`)
+    """Replace the NCCL backend (`"nccl"` or `"NCCL"` anywhere it is a whole string, `dist.Backend.NCCL`)
     with the target's collective library: hccl, xccl, gloo, or the device's default backend."""
 
     code = "TP006"
@@ -37,7 +37,7 @@ class DistributedBackendRule(Rule):
         self.change(node, lambda _: new, f"ask for the {self.target.name} backend instead of nccl", needs=backend)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
-        if string_value(node) == CUDA_DIST_BACKEND and not isinstance(self.parent(node), cst.Expr):
+        if string_value(node) in (CUDA_DIST_BACKEND, CUDA_DIST_BACKEND.upper()) and not isinstance(self.parent(node), cst.Expr):
             self._replace(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802

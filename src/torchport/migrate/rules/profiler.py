@@ -1,24 +1,22 @@
-"""TP017: `ProfilerActivity.CUDA` in the profiler's activities."""
+"""TP017 and TP020: the profiler's CUDA activity, and a target's own profiler."""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.migrate.rules.base import Rule, parse_expression
+from torchport.migrate.rules.base import ApiReferenceRule, Rule, dotted_name, parse_expression
 
 ACTIVITY = "torch.profiler.ProfilerActivity"
 ACTIVITY_NAMES = (ACTIVITY, "torch.autograd.ProfilerActivity", "torch._C._profiler.ProfilerActivity")
-# The activity of each device target that torch's profiler records itself.
-DEVICE_ACTIVITIES = {"xpu": "XPU"}
 
 
 class ProfilerActivityRule(Rule):
     """`activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` asks the profiler for device
-    work: the target's own activity where torch's profiler has one (XPU); on the CPU and MPS the
-    CUDA activity goes (the profiler records nothing for it); on the device-agnostic target a list of CPU and
-    CUDA becomes `torch.profiler.supported_activities()`. On npu torch_npu.profiler records NPU
-    work: reported, since its API differs."""
+    work: the target's own activity (XPU; NPU, with torch_npu's profiler standing for torch's:
+    ProfilerModuleRule); on the CPU and MPS the CUDA activity goes (the profiler records nothing
+    for it); on the device-agnostic target a list of CPU and CUDA becomes
+    `torch.profiler.supported_activities()`."""
 
     code = "TP017"
     mentions = rb"ProfilerActivity"
@@ -33,8 +31,8 @@ class ProfilerActivityRule(Rule):
         if not (isinstance(element, cst.Element) and isinstance(container, (cst.List, cst.Tuple, cst.Set))):
             return
         target = self.target
-        if target.device_type in DEVICE_ACTIVITIES:
-            activity = DEVICE_ACTIVITIES[target.device_type]
+        if target.profiler_activity is not None and self._class_has_the_activity(node):
+            activity = target.profiler_activity
             self.change(node, lambda updated: updated.with_changes(attr=cst.Name(activity)),
                         f"record {activity} work instead of CUDA work")
         elif target.device_type in ("cpu", "mps"):
@@ -46,6 +44,21 @@ class ProfilerActivityRule(Rule):
         else:
             self.report(node, Operation.NOTE, f"records no {target.name} work: {target.name}'s own profiler does",
                         api=f"{ACTIVITY}.CUDA")
+
+    def _class_has_the_activity(self, node: cst.Attribute) -> bool:
+        """Whether the ProfilerActivity `node` reads from will have the target's activity: torch's
+        (XPU), or the target's own profiler's (NPU), reached through torch.profiler's dotted name
+        or a `from torch.profiler import` that ProfilerModuleRule moves whole."""
+        module = self.target.profiler_module
+        if module is None or isinstance(node.value, cst.Attribute):
+            return True
+        for statement in self.context.module.body:
+            for small in getattr(statement, "body", ()):
+                if isinstance(small, cst.ImportFrom) and small.module is not None and dotted_name(small.module) == PROFILER:
+                    names = [] if isinstance(small.names, cst.ImportStar) else [a.name for a in small.names]
+                    if any(isinstance(n, cst.Name) and n.value == "ProfilerActivity" for n in names):
+                        return all(isinstance(n, cst.Name) and n.value in self.target.profiler_names for n in names)
+        return False
 
     def _activity(self, node: cst.Attribute) -> str | None:
         name = self.qualified_name(node)
@@ -66,3 +79,47 @@ class ProfilerActivityRule(Rule):
             return updated.with_changes(elements=elements)
 
         self.change(container, fix, "drop ProfilerActivity.CUDA: there is no CUDA work to record")
+
+
+PROFILER = "torch.profiler"
+
+
+class ProfilerModuleRule(ApiReferenceRule):
+    """torch's profiler records no work of a target that has a profiler of its own (npu:
+    `torch_npu.profiler`, with torch's API and an NPU activity): `torch.profiler.profile`,
+    `schedule`, `tensorboard_trace_handler`, `ProfilerActivity` and the rest become the target's,
+    and so does `from torch.profiler import ...` when the target has every name it imports."""
+
+    code = "TP020"
+    mentions = rb"profiler"
+    prefix = PROFILER + "."
+    reads = (PROFILER,)
+    title = "the target's own profiler"
+
+    @classmethod
+    def applies_to(cls, target) -> bool:
+        return target.profiler_module is not None
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:  # noqa: N802
+        if node.relative or node.module is None or dotted_name(node.module) != PROFILER:
+            return
+        if isinstance(node.names, cst.ImportStar) or not all(
+            isinstance(alias.name, cst.Name) and alias.name.value in self.target.profiler_names for alias in node.names
+        ):
+            return
+        module = self.target.profiler_module
+        self.change(node, lambda updated: updated.with_changes(module=parse_expression(module)),
+                    f"import from {module}: it records {self.target.name} work", api=PROFILER)
+
+    def visit_api(self, node: cst.BaseExpression, api: str) -> None:
+        name = api[len(self.prefix):].split(".")[0]
+        if name not in self.target.profiler_names:
+            return
+        inner = node
+        while isinstance(inner, cst.Attribute) and dotted_name(inner) != f"{PROFILER}.{name}":
+            inner = inner.value
+        if not isinstance(inner, cst.Attribute):
+            return  # (a name imported from torch.profiler: its import says where it comes from)
+        new = f"{self.target.profiler_module}.{name}"
+        self.change(inner, lambda _: parse_expression(new), f"{PROFILER}.{name} -> {new}: it records "
+                    f"{self.target.name} work", api=f"{PROFILER}.{name}", needs=new)
