@@ -91,7 +91,7 @@ class ProfilerModuleRule(ApiReferenceRule):
     and so does `from torch.profiler import ...` when the target has every name it imports."""
 
     code = "TP020"
-    mentions = rb"profiler"
+    mentions = rb"torch\.profiler|from torch import[^\n]*\bprofiler"
     prefix = PROFILER + "."
     reads = (PROFILER,)
     title = "the target's own profiler"
