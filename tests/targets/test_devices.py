@@ -41,7 +41,7 @@ def test_the_rewriter_and_the_patcher_name_the_same_device(name, text):
     index = cuda_device(text)[1]
     written = eval(device_source(target, index), namespace)
     assert _same_device(written, mapper.map(text))
-    if index is not None:  # (an index computed at run time: an int here)
+    if index is not None and device_type != "npu":  # (an index computed at run time: an int here)
         computed = eval(indexed_device_source(target, "rank"), {**namespace, "rank": int(index)})
         assert _same_device(computed, mapper.map(text))
     if device_type != "npu":
@@ -81,3 +81,13 @@ def test_a_target_with_source_that_does_not_parse_is_refused_when_it_is_made():
     with pytest.raises(ValueError, match="torch.cuda.x replacement is not valid Python"):
         dataclasses.replace(cpu, overrides={"torch.cuda.x": adapted("torch.cuda.x", "torch.cpu.(x", "")})
     assert isinstance(dataclasses.replace(cpu, dist_backend='"gloo"'), Target)
+
+
+@pytest.mark.parametrize("name", ["npu", "xpu", "accelerator"])
+def test_an_index_computed_at_run_time_may_be_none(name):
+    """`model.to(args.gpu)` with `--gpu` left at None: the current device, never "xpu:None"
+    (mps and cpu have one device: their spelling has no index at all)."""
+    source = indexed_device_source(targets.get(name), "gpu")
+    assert source.startswith("torch.device(") and source.endswith(", gpu)")
+    if name != "npu":  # (torch knows npu only with torch_npu)
+        assert eval(source, {"torch": torch, "gpu": None, "DEVICE_TYPE": "cpu"}).index is None

@@ -36,9 +36,11 @@ def device_source(target, index: str | None) -> str:
 
 
 def indexed_device_source(target, index_source: str) -> str:
-    """Source for the target's device with an index computed at run time (`index_source`)."""
-    if target.device_type is None:  # (torch.device takes an index of None as well, as `.cuda(None)` does)
+    """Source for the target's device with an index computed at run time (`index_source`):
+    `torch.device(type, index)`, which takes an index of None as well (the current device, as
+    `.cuda(None)` means), where an f-string would spell "npu:None"."""
+    if target.device_type is None:
         return f"torch.device({target.device_type_expr}, {index_source})"
     if not target.keeps_device_index or target.device_type == "cpu":
         return f'"{target.device_type}"'
-    return f'f"{target.device_type}:{{{index_source}}}"'
+    return f'torch.device("{target.device_type}", {index_source})'

@@ -13,16 +13,16 @@ count = torch.ones(3).sum(0)
 class Trainer:
     def __init__(self, model):
         self.gpu_id = int(os.environ["LOCAL_RANK"])
-        self.model = model.to(f"npu:{self.gpu_id}")
+        self.model = model.to(torch.device("npu", self.gpu_id))
 
     def step(self, x, dtype):
-        x = x.to(f"npu:{self.gpu_id}", non_blocking=True)
+        x = x.to(torch.device("npu", self.gpu_id), non_blocking=True)
         return x.to(dtype)
 
 
 def worker(rank, world_size):
-    state = torch.load("ckpt.pt", map_location=f"npu:{rank}")
-    return torch.zeros(2, device=f"npu:{rank}")
+    state = torch.load("ckpt.pt", map_location=torch.device("npu", rank))
+    return torch.zeros(2, device=torch.device("npu", rank))
 
 
 mp.spawn(worker, args=(2,), nprocs=torch.npu.device_count())
