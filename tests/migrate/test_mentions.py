@@ -56,3 +56,12 @@ def test_without_a_literal_of_three_bytes_the_whole_regex_runs(pattern):
 
 def test_branches_split_only_at_the_top_level():
     assert _top_level_branches(rb"a(b|c)|[|]d|e\|f") == [rb"a(b|c)", rb"[|]d", rb"e\|f"]
+
+
+def test_extended_mentions_answer_as_the_regex_of_both():
+    names = rb"LOCAL_RANK|\bparse_args\b|\bgpu_id\b"
+    extended = MENTIONS_CUDA.extended(names)
+    regex = re.compile(MENTIONS_CUDA.pattern + b"|" + names)
+    assert extended.branches is not None and len(extended.branches) > len(MENTIONS_CUDA.branches)
+    for text in [*TEXTS, *LINES, b"self.gpu_id = 1", b"x = 1"]:
+        assert extended.search(text) == bool(regex.search(text))

@@ -26,10 +26,11 @@ _GLOBAL_FLAGS = re.compile(rb"\(\?[aiLmsux]+\)")
 class Mentions:
     """A regex (bytes) asked only whether it matches somewhere."""
 
-    def __init__(self, patterns: Iterable[bytes]) -> None:
+    def __init__(self, patterns: Iterable[bytes], branches: list | None = None) -> None:
         self.pattern = b"|".join(sorted(set(patterns)))
         self.regex = re.compile(self.pattern)
-        self.branches = _branches(self.pattern)  # [(literals, regex)], or None: the whole regex
+        # [(literals, regex)], or None: the whole regex
+        self.branches = _branches(self.pattern) if branches is None else branches
 
     def search(self, text: bytes) -> bool:
         if self.branches is None or len(text) < SHORT:
@@ -40,7 +41,11 @@ class Mentions:
         return False
 
     def extended(self, pattern: bytes) -> Mentions:
-        return Mentions([self.pattern, pattern])
+        """These mentions and `pattern`'s (this one's branches are not read again)."""
+        added = _branches(pattern)
+        if self.branches is None or added is None:
+            return Mentions([self.pattern, pattern])
+        return Mentions([self.pattern, pattern], branches=self.branches + added)
 
 
 def _branches(pattern: bytes) -> list[tuple[tuple[bytes, ...], re.Pattern[bytes]]] | None:
