@@ -54,10 +54,10 @@ class ProfilerActivityRule(Rule):
             return True
         for statement in self.context.module.body:
             for small in getattr(statement, "body", ()):
-                if isinstance(small, cst.ImportFrom) and small.module is not None and dotted_name(small.module) == PROFILER:
-                    names = [] if isinstance(small.names, cst.ImportStar) else [a.name for a in small.names]
-                    if any(isinstance(n, cst.Name) and n.value == "ProfilerActivity" for n in names):
-                        return all(isinstance(n, cst.Name) and n.value in self.target.profiler_names for n in names)
+                if _imports_from_profiler(small) and any(
+                    isinstance(alias.name, cst.Name) and alias.name.value == "ProfilerActivity" for alias in small.names
+                ):
+                    return _moves_whole(small, self.target)
         return False
 
     def _activity(self, node: cst.Attribute) -> str | None:
@@ -84,6 +84,20 @@ class ProfilerActivityRule(Rule):
 PROFILER = "torch.profiler"
 
 
+def _imports_from_profiler(statement: cst.CSTNode) -> bool:
+    """`from torch.profiler import a, b` (names, not a star)."""
+    return (
+        isinstance(statement, cst.ImportFrom) and not statement.relative and statement.module is not None
+        and dotted_name(statement.module) == PROFILER and not isinstance(statement.names, cst.ImportStar)
+    )
+
+
+def _moves_whole(statement: cst.ImportFrom, target) -> bool:
+    """Whether the target's own profiler has every name `statement` imports from torch's, so
+    that ProfilerModuleRule imports them all from it."""
+    return all(isinstance(alias.name, cst.Name) and alias.name.value in target.profiler_names for alias in statement.names)
+
+
 class ProfilerModuleRule(ApiReferenceRule):
     """torch's profiler records no work of a target that has a profiler of its own (npu:
     `torch_npu.profiler`, with torch's API and an NPU activity): `torch.profiler.profile`,
@@ -101,11 +115,7 @@ class ProfilerModuleRule(ApiReferenceRule):
         return target.profiler_module is not None
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:  # noqa: N802
-        if node.relative or node.module is None or dotted_name(node.module) != PROFILER:
-            return
-        if isinstance(node.names, cst.ImportStar) or not all(
-            isinstance(alias.name, cst.Name) and alias.name.value in self.target.profiler_names for alias in node.names
-        ):
+        if not (_imports_from_profiler(node) and _moves_whole(node, self.target)):
             return
         module = self.target.profiler_module
         self.change(node, lambda updated: updated.with_changes(module=parse_expression(module)),
