@@ -10,6 +10,7 @@ import importlib
 import importlib.util
 import re
 
+from torchport.targets.base import definitions_used
 
 
 class TargetError(ValueError):
@@ -68,12 +69,7 @@ def evaluate(expression: str, device_type: str, definitions: dict[str, str] | No
     with the target's `definitions` that it names (DEVICE_TYPE is the device type resolved here)."""
     namespace = {"DEVICE_TYPE": device_type}
     definitions = definitions or {}
-    used, text = set(), expression
-    for name, statement in reversed(definitions.items()):  # (a definition may use those before it)
-        if name not in namespace and re.search(rf"\b{name}\b", text):
-            used.add(name)
-            text += "\n" + statement
-    statements = [statement for name, statement in definitions.items() if name in used]
+    statements = [definitions[name] for name in definitions_used(definitions, expression) if name not in namespace]
     for source in [*statements, expression]:
         for root in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\.", source)):  # torch, contextlib, platform, ...
             if root not in namespace and root not in definitions:

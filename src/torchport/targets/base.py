@@ -7,6 +7,7 @@ target's device module (per the generated surface) is `same`; otherwise the targ
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from torchport.targets.advice import Advice, common
@@ -29,6 +30,17 @@ def _check_source(target: str, what: str, source: str | None, mode: str) -> None
         compile(source, f"<target {target}: {what}>", mode)
     except SyntaxError as error:
         raise ValueError(f"target {target}: {what} is not valid Python ({error.msg}): {source}") from None
+
+
+def definitions_used(definitions: dict[str, str], source: str) -> list[str]:
+    """The names of `definitions` that `source` uses, and those these use in turn, in the
+    order they are defined (a definition uses only those before it)."""
+    used, text = set(), source
+    for name, statement in reversed(definitions.items()):
+        if re.search(rf"\b{name}\b", text):
+            used.add(name)
+            text += "\n" + statement
+    return [name for name in definitions if name in used]
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from torchport.findings import Finding, Operation
 from torchport.migrate.lines import node_lines
 from torchport.migrate.names import ImportTable
 from torchport.targets import Target
+from torchport.targets.base import definitions_used
 
 _DOTTED_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # `platform.processor`
 _STRING = re.compile(r"[A-Za-z]*(\"[^\"]*\"|'[^']*')")  # (what an f-string refers to is the script's own)
@@ -71,10 +72,14 @@ class FileContext:
 
     def need_expression(self, source: str) -> None:
         """Record the imports and target definitions that a piece of generated code relies on."""
-        for name, statement in self.target.definitions.items():
-            if name not in self.needed_definitions and re.search(rf"\b{name}\b", source):
+        definitions = self.target.definitions
+        for name in definitions_used(definitions, source):
+            if name not in self.needed_definitions:
                 self.needed_definitions.add(name)
-                self.need_expression(statement.partition(" = ")[2])  # (what the definition itself uses)
+                self._need_imports(definitions[name].partition(" = ")[2])  # (what the definition itself uses)
+        self._need_imports(source)
+
+    def _need_imports(self, source: str) -> None:
         for dotted in _DOTTED_NAME.findall(_STRING.sub('""', source)):
             root = dotted.split(".")[0]
             if root not in self.target.definitions:
