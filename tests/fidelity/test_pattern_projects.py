@@ -57,6 +57,7 @@ PROJECTS = {
     "jit_helper": Project(unmodified=True),
     "stream_prefetcher": Project(),
     "syncbn_spawn": Project(),
+    "device_kinds": Project(),
 }
 
 TARGETS = ["cpu", "accelerator"]

@@ -81,9 +81,10 @@ def _inputs():
     return cases
 
 
-def _whole(source: bytes) -> Reading:
-    """What migrate_source reads of a file, with nothing set aside (and every line counted in one print)."""
-    return replace(_read(source, MENTIONS_CUDA), elision=None, imports=ImportTable.of(source), statement_lines=None)
+def _whole(source: bytes, target: str = "cpu") -> Reading:
+    """What migrate_source reads of a file for `target`, with nothing set aside (and every line counted in one print)."""
+    reading = _read(source, MENTIONS_CUDA, targets.get(target).device_function is not None)
+    return replace(reading, elision=None, imports=ImportTable.of(source), statement_lines=None)
 
 
 def _indices(source: bytes) -> frozenset[str]:
@@ -97,7 +98,7 @@ def _rows(result):
 @pytest.mark.parametrize("target", targets.names())
 @pytest.mark.parametrize(("name", "source"), _inputs(), ids=[name for name, _ in _inputs()])
 def test_migrating_with_definitions_set_aside_gives_the_whole_file_result(name, source, target):
-    whole = _migrate(source, targets.get(target), name, _whole(source))
+    whole = _migrate(source, targets.get(target), name, _whole(source, target))
     fast = migrate_source(source, targets.get(target), name)
     assert fast.source == whole.source
     assert _rows(fast) == _rows(whole)
@@ -201,7 +202,7 @@ def main():
 def test_a_file_with_a_device_index_is_set_aside_too_but_never_what_carries_the_index(target):
     """What sets, copies or uses an index is kept, even where it mentions no CUDA (`remember`
     copies it, `train` uses it): the result equals the whole file's, with less parsed."""
-    whole = _migrate(RANK_ACROSS_DEFINITIONS, targets.get(target), "t.py", _whole(RANK_ACROSS_DEFINITIONS))
+    whole = _migrate(RANK_ACROSS_DEFINITIONS, targets.get(target), "t.py", _whole(RANK_ACROSS_DEFINITIONS, target))
     fast = migrate_source(RANK_ACROSS_DEFINITIONS, targets.get(target), "t.py")
     assert fast.source == whole.source and _rows(fast) == _rows(whole)
     kept = re.compile(MENTIONS_CUDA.pattern + b"|" + mentions_of(_indices(RANK_ACROSS_DEFINITIONS)))

@@ -15,7 +15,7 @@ from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import adapted
 from torchport.runtime.choose import device_type_of
 from torchport.runtime.devices import DeviceMapper
-from torchport.targets.devices import cuda_device, device_source, indexed_device_source
+from torchport.targets.devices import any_device_source, cuda_device, device_source, indexed_device_source
 
 
 @pytest.mark.parametrize(("text", "expected"), [("cuda", (True, None)), ("cuda:3", (True, "3")), ("cudax", (False, None)),
@@ -91,3 +91,32 @@ def test_an_index_computed_at_run_time_may_be_none(name):
     assert source.startswith("torch.device(") and source.endswith(", gpu)")
     if name != "npu":  # (torch knows npu only with torch_npu)
         assert eval(source, {"torch": torch, "gpu": None, "DEVICE_TYPE": "cpu"}).index is None
+
+
+@pytest.mark.parametrize("value", [None, 0, 3, "cuda", "cuda:2", torch.device("cuda", 1), "cpu"])
+def test_the_accelerator_device_function_takes_every_kind_that_cuda_takes(value):
+    """`x.cuda(d)` where the rewrite cannot tell what `d` holds: the device `d` names, on
+    DEVICE_TYPE, for an index, None (the current device), a device or a device's name."""
+    target = targets.get("accelerator")
+    namespace = {"torch": torch, "DEVICE_TYPE": "cpu", "d": value}
+    for name in targets.base.definitions_used(target.definitions, target.device_function):
+        if name != "DEVICE_TYPE":
+            exec(target.definitions[name], namespace)
+    device = eval(any_device_source(target, "d"), namespace)
+    expected_index = value if value is None or isinstance(value, int) else torch.device(value).index
+    assert (device.type, device.index) == ("cpu", expected_index)
+    assert torch.ones(1).to(device).device.type == "cpu"
+
+
+@pytest.mark.parametrize("name", [n for n in targets.names() if n != "accelerator"])
+def test_without_a_device_function_any_value_is_spelled_as_an_index(name):
+    target = targets.get(name)
+    assert any_device_source(target, "d") == indexed_device_source(target, "d")
+
+
+def test_a_device_function_must_be_a_function_the_target_defines():
+    accelerator = targets.get("accelerator")
+    with pytest.raises(ValueError, match="device function .* is not a function it defines"):
+        dataclasses.replace(accelerator, device_function="DEVICE_TYPE")
+    with pytest.raises(ValueError, match="must assign it or define it"):
+        dataclasses.replace(accelerator, definitions={**accelerator.definitions, "helper": "print(1)"})

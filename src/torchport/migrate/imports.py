@@ -92,12 +92,30 @@ def insert_after_imports(module: cst.Module, statement: str) -> cst.Module:
         if any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in line.body):
             last = index
     body = list(module.body)
-    body.insert(0 if last is None else last + 1, cst.parse_statement(statement))
+    at = 0 if last is None else last + 1
+    new = cst.parse_statement(statement)
+    if isinstance(new, cst.FunctionDef):  # (set apart by two blank lines, as PEP 8 has it)
+        new = new.with_changes(leading_lines=[cst.EmptyLine()] * 2)
+        if at < len(body):
+            body[at] = _apart(body[at])
+    body.insert(at, new)
     return module.with_changes(body=body)
 
 
+def _apart(statement: cst.BaseStatement) -> cst.BaseStatement:
+    """`statement` with at least two blank lines before it (and its own comments kept)."""
+    lines, blank = list(statement.leading_lines), 0
+    while blank < len(lines) and lines[blank].comment is None:
+        blank += 1
+    missing = max(0, 2 - blank)
+    return statement.with_changes(leading_lines=[cst.EmptyLine()] * missing + lines)
+
+
 def has_statement(module: cst.Module, statement: str) -> bool:
-    """Whether a top-level simple statement reads exactly `statement`."""
+    """Whether a top-level statement reads exactly `statement` (a function: is defined, by name)."""
+    if statement.startswith("def "):
+        name = statement[4:].partition("(")[0]
+        return any(isinstance(line, cst.FunctionDef) and line.name.value == name for line in module.body)
     return any(
         isinstance(line, cst.SimpleStatementLine) and module.code_for_node(line).strip() == statement
         for line in module.body

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from torchport.migrate import imports
+from torchport.migrate.device_holders import device_names
 from torchport.migrate.device_indices import INDEX_SOURCES, index_names, mentions_of
 from torchport.migrate.elide import Elision, elide
 from torchport.migrate.mentions import Mentions
@@ -41,6 +42,8 @@ def mentions(target_name: str) -> Mentions:
 # In a file with a device-index source, the index may be set in one definition and used in
 # another: the names that hold one are found first, and what mentions them is kept whole.
 MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
+# Where `x.cuda(d)` has a `d`, a target with a device function needs to know which names hold a device.
+MENTIONS_CUDA_ARGUMENT = re.compile(rb"\.cuda\(\s*[^)\s]")
 IMPORT_CODE = "TP000"
 
 
@@ -61,6 +64,7 @@ class Reading:
 
     whole: bytes  # the file as read
     indices: frozenset[str] = frozenset()  # names that hold a device index (device_indices.py)
+    devices: frozenset[str] = frozenset()  # names that hold a device (device_holders.py)
     imports: ImportTable | None = None  # of what LibCST sees; None: left to LibCST's scope analysis
     elision: Elision | None = None  # what LibCST need not see (elide.py)
     statement_lines: array | None = None  # where each top-level statement LibCST sees starts (lines.py)
@@ -71,7 +75,7 @@ def migrate_source(source: bytes, target: Target, path: str = "<string>", apply_
     make the affinity swaps that keep behaviour (see rules/affinity.py)."""
     if not mentions(target.name).search(source):
         return FileResult(source)
-    reading = _read(source, mentions(target.name))
+    reading = _read(source, mentions(target.name), target.device_function is not None)
     elision = reading.elision
     if elision is not None:
         result = _migrate(elision.reduced, target, path, reading, apply_affinity)
@@ -82,19 +86,21 @@ def migrate_source(source: bytes, target: Target, path: str = "<string>", apply_
     return _migrate(source, target, path, reading, apply_affinity)
 
 
-def _read(source: bytes, mentioned: Mentions) -> Reading:
-    """One `ast` parse of the whole file, dropped before LibCST's (much larger) tree is built."""
+def _read(source: bytes, mentioned: Mentions, device_kinds: bool = False) -> Reading:
+    """One `ast` parse of the whole file, dropped before LibCST's (much larger) tree is built;
+    `device_kinds`: also find the names that hold a device."""
     tree = _ast_of(source)
     if tree is None:
         return Reading(source)
     indices = index_names(tree) if MENTIONS_INDEX_SOURCE.search(source) else frozenset()
+    devices = device_names(tree) if device_kinds and MENTIONS_CUDA_ARGUMENT.search(source) else frozenset()
     kept = mentioned.extended(mentions_of(indices)) if indices else mentioned
     elision = elide(source, kept, tree)
     if elision is None:
         seen, statement_lines = tree, array("l", (s.lineno for s in tree.body))
     else:  # (the import table of what LibCST will see)
         seen, statement_lines = elision.seen(tree)
-    return Reading(source, indices, ImportTable.of_tree(seen), elision, statement_lines)
+    return Reading(source, indices, devices, ImportTable.of_tree(seen), elision, statement_lines)
 
 
 def _ast_of(source: bytes) -> ast.Module | None:
@@ -119,6 +125,7 @@ def _migrate(source: bytes, target: Target, path: str, reading: Reading, apply_a
         return FileResult(source, error=_one_line(error))
     context = FileContext(
         target=target, path=path, module=module, imports=reading.imports, device_index_names=reading.indices,
+        device_names=reading.devices,
         apply_affinity=apply_affinity, whole_source=reading.whole, statement_lines=reading.statement_lines,
     )
     try:
@@ -238,7 +245,8 @@ def _tidy_imports(original: cst.Module, module: cst.Module, context: FileContext
         statement = target.definitions[name]
         if not imports.has_statement(module, statement):
             module = imports.insert_after_imports(module, statement)
-            rows.append((Operation.INSERT, f"insert {statement}", statement.__eq__, False))
+            first = statement.partition("\n")[0].removesuffix(":")
+            rows.append((Operation.INSERT, f"insert {first}", lambda text, first=first: text.startswith(first), False))
     return module, rows
 
 

@@ -10,6 +10,10 @@ from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import adapted, noop
 
 GUARD = "torch.accelerator.is_available()"
+DEVICE_FUNCTION = '''def accelerator_device(device=None):
+    """What cuda(device) meant, on DEVICE_TYPE: device is an index, None, a device or its name."""
+    index = device if device is None or isinstance(device, int) else torch.device(device).index
+    return torch.device(DEVICE_TYPE, index)'''
 
 
 def _renamed(name: str, replacement: str, note: str, **extra):
@@ -30,7 +34,10 @@ TARGET = Target(
         "DEVICE_TYPE": f'DEVICE_TYPE = torch.accelerator.current_accelerator().type if {GUARD} else "cpu"',
         # the module of the device type's legacy typed classes (torch.cuda.FloatTensor, torch.npu.FloatTensor), else torch's
         "TENSOR_TYPES": 'TENSOR_TYPES = torch.get_device_module(DEVICE_TYPE) if hasattr(torch.get_device_module(DEVICE_TYPE), "FloatTensor") else torch',
+        # what x.cuda(device) moves to, for a device of a kind the rewrite cannot tell
+        "accelerator_device": DEVICE_FUNCTION,
     },
+    device_function="accelerator_device",
     dist_backend="torch.distributed.get_default_backend_for_device(DEVICE_TYPE)",
     ddp_device_ids=True,
     guard=GUARD,

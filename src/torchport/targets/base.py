@@ -54,6 +54,9 @@ class Target:
     # Module-level names the target's expressions use, each with the statement that defines it
     # (`DEVICE_TYPE = ...`): migrate inserts the statement where the name is used, run evaluates it.
     definitions: dict[str, str] = field(default_factory=dict)
+    # One of the definitions, a function: the target's device for whatever `x.cuda(d)` takes (an
+    # index, None, a device or its name), for a `d` whose kind the rewrite cannot tell.
+    device_function: str | None = None
     autocast_enabled: str | None = None  # ANDed with an autocast's `enabled` (None: kept as written)
     tensor_method: str | None = None  # x.cuda() -> x.<tensor_method>(); None: x.to(<device>)
     keeps_device_index: bool = True  # "cuda:1" -> "<type>:1"; False: the index is dropped
@@ -81,9 +84,11 @@ class Target:
         if not self.surface:
             raise ValueError(f"target {self.name}: no surface data for {self.device_module}")
         for name, statement in self.definitions.items():
-            if not statement.startswith(f"{name} = "):
-                raise ValueError(f"target {self.name}: the definition of {name} must assign it")
+            if not statement.startswith((f"{name} = ", f"def {name}(")):
+                raise ValueError(f"target {self.name}: the definition of {name} must assign it or define it")
             _check_source(self.name, name, statement, "exec")
+        if self.device_function is not None and not self.definitions.get(self.device_function, "").startswith("def "):
+            raise ValueError(f"target {self.name}: its device function {self.device_function} is not a function it defines")
         for field_name in EXPRESSION_FIELDS:
             _check_source(self.name, field_name, getattr(self, field_name), "eval")
         for api, verdict in self.overrides.items():

@@ -44,3 +44,11 @@ def indexed_device_source(target, index_source: str) -> str:
     if not target.keeps_device_index or target.device_type == "cpu":
         return f'"{target.device_type}"'
     return f'torch.device("{target.device_type}", {index_source})'
+
+
+def any_device_source(target, value_source: str) -> str:
+    """Source for the target's device for a value that may be an index, None, a device or its
+    name (whatever `x.cuda(value)` takes): the target's device function where it has one."""
+    if target.device_function is not None:
+        return f"{target.device_function}({value_source})"
+    return indexed_device_source(target, value_source)

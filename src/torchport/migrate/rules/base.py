@@ -65,6 +65,7 @@ class FileContext:
     metadata_reader: _MetadataReader | None = None
     reported: list[tuple] = field(default_factory=list)  # (node, code, operation, message, api, replacement, category)
     device_index_names: frozenset[str] = frozenset()  # names that hold a CUDA device index (device_indices.py)
+    device_names: frozenset[str] = frozenset()  # names that hold a device or its name (device_holders.py)
     apply_affinity: bool = False  # perform the affinity swaps that keep behaviour (migrate --apply-affinity)
     whole_source: bytes = b""  # the whole file, as read (the rules may walk a reduced one: see elide.py)
     qualified_names: dict[cst.CSTNode, str | None] = field(default_factory=dict)  # Rule.qualified_name's answers
@@ -76,7 +77,7 @@ class FileContext:
         for name in definitions_used(definitions, source):
             if name not in self.needed_definitions:
                 self.needed_definitions.add(name)
-                self._need_imports(definitions[name].partition(" = ")[2])  # (what the definition itself uses)
+                self._need_imports(definitions[name])  # (what the definition itself uses)
         self._need_imports(source)
 
     def _need_imports(self, source: str) -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of, with_arguments
 from torchport.migrate.rules.device_exprs import device_expression, indexed_device_expression
+from torchport.targets.devices import any_device_source
 
 
 class CudaMethodRule(Rule):
@@ -13,6 +16,11 @@ class CudaMethodRule(Rule):
 
     With a device method (`.npu()`, `.xpu()`) the call is renamed and keeps its arguments;
     `.cpu()` takes none. Elsewhere it becomes `x.to(<device>)`, keeping `non_blocking`.
+
+    `.cuda(d)` takes an index, None (the current device), a device or its name, and means the
+    CUDA device that `d` names: the rewrite keeps that meaning for every kind `d` may be. A `d`
+    known to be an index becomes `torch.device(type, d)`; one known to be a device (or its name)
+    moves as it is; one the rewrite cannot tell goes through the target's device function.
     """
 
     code = "TP003"
@@ -32,14 +40,33 @@ class CudaMethodRule(Rule):
         elif method is not None:
             self.change(node, _renamed(method, keep_args=True), f"replace .cuda() with .{method}(...)")
         else:
-            index = call_argument(node, "device", position=0)
-            device = (
-                device_expression(self.target, None)
-                if index is None
-                else indexed_device_expression(self.target, source_of(index.value))
-            )
-            needs = indexed_device_expression(self.target, "0")  # (not the script's own names)
-            self.change(node, _moved_to(device), f"replace .cuda() with .to({device})", needs=needs)
+            argument = call_argument(node, "device", position=0)
+            if argument is None:
+                device = device_expression(self.target, None)
+                self.change(node, _moved_to(lambda _: device), f"replace .cuda() with .to({device})", needs=device)
+                return
+            spelling = self._spelling_for(argument.value)
+            shown = spelling(source_of(argument.value))
+            # (what the new code needs: the target's names, not the script's)
+            needs = spelling("0") if spelling("0") != "0" else ""
+            self.change(node, _moved_to(spelling), f"replace .cuda() with .to({shown})", needs=needs)
+
+    def _spelling_for(self, value: cst.BaseExpression) -> Callable[[str], str]:
+        """How to spell the target's device for `.cuda(value)`, given the value's source: as it
+        is where it is a device already (its own spelling is the other rules' to port)."""
+        target, text = self.target, source_of(value)
+        if isinstance(value, cst.Integer) or text == "None" or text in self.context.device_index_names:
+            return lambda source: indexed_device_expression(target, source)
+        if _is_device_value(value) or text in self.context.device_names:
+            return lambda source: source
+        return lambda source: any_device_source(target, source)
+
+
+def _is_device_value(value: cst.BaseExpression) -> bool:
+    """A device's name or a device, as written: a string, an f-string, `torch.device(...)`."""
+    if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    return isinstance(value, cst.Call) and source_of(value.func) in ("torch.device", "device")
 
 
 def _renamed(method: str, *, keep_args: bool):
@@ -50,12 +77,15 @@ def _renamed(method: str, *, keep_args: bool):
     return fix
 
 
-def _moved_to(device: str):
-    """`x.cuda(i, non_blocking=True)` -> `x.to(<device>, non_blocking=True)`."""
+def _moved_to(spelling: Callable[[str], str]):
+    """`x.cuda(i, non_blocking=True)` -> `x.to(<device>, non_blocking=True)`, the device spelled
+    from the call's own device argument as the other rules left it."""
 
     def fix(updated: cst.Call) -> cst.Call:
+        argument = call_argument(updated, "device", position=0)
         keywords = [a for a in updated.args if a.keyword is not None and a.keyword.value != "device"]
         to = updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")), args=keywords)
+        device = spelling("" if argument is None else source_of(argument.value))
         return with_arguments(to, before=[cst.Arg(parse_expression(device))])
 
     return fix
