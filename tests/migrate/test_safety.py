@@ -66,6 +66,7 @@ def train(rank, model, batch, loader, i):
     on_gpu = x.is_cuda and batch.is_cuda and device.type == "cuda"
     batch.record_stream(torch.cuda.current_stream())
     pinned = batch.pin_memory()
+    labels = batch.type(torch.cuda.LongTensor)
     cuda_build = torch.version.cuda
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)

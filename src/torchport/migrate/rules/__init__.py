@@ -31,6 +31,7 @@ from torchport.migrate.rules.gpu_hint import UnusedGpuHintRule
 from torchport.migrate.rules.host_timing import HostTimingRule
 from torchport.migrate.rules.is_available import CpuFallbackRule
 from torchport.migrate.rules.is_cuda import IsCudaRule
+from torchport.migrate.rules.legacy_types import LegacyTypeUseRule
 from torchport.migrate.rules.pin_memory import PinMemoryRule
 from torchport.migrate.rules.profiler import ProfilerActivityRule, ProfilerModuleRule
 from torchport.migrate.rules.record_stream import RecordStreamRule
@@ -42,6 +43,7 @@ RULES = [
     DeviceIndexRule,
     CudaMethodRule,
     CudaApiRule,
+    LegacyTypeUseRule,
     AmpRule,
     DistributedBackendRule,
     DdpDeviceIdsRule,

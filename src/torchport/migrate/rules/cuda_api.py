@@ -18,6 +18,7 @@ from torchport.migrate.rules.base import (
     with_arguments,
 )
 from torchport.migrate.rules.device_exprs import device_expression, quoted, string_value
+from torchport.migrate.rules.legacy_types import LegacyTypeUseRule, legacy_type_use
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
 
@@ -124,6 +125,8 @@ class CudaApiRule(ApiReferenceRule):
         parent = self.parent(node)
         call = parent if isinstance(parent, cst.Call) and parent.func is node else None
         if verdict.kind is Kind.UNSUPPORTED:
+            if LegacyTypeUseRule.applies_to(self.target) and legacy_type_use(self, node, api):
+                return  # LegacyTypeUseRule writes the use without the class
             self.report(node, Operation.UNSUPPORTED, verdict.note, api=api)
         elif verdict.kind is Kind.NOOP:
             self._drop(node, call, verdict)

@@ -12,6 +12,8 @@ Tensor = TENSOR_TYPES.FloatTensor if cuda else torch.FloatTensor
 x = torch.zeros(3).type(Tensor)
 if isinstance(x, TENSOR_TYPES.FloatTensor):
     y = Tensor(2, 3).fill_(1.0)
+labels = TENSOR_TYPES.LongTensor([1, 0])
+half = x.type(TENSOR_TYPES.HalfTensor, non_blocking=True)
 dtype = 'bfloat16' if torch.accelerator.is_available() else 'float16'
 major, minor = (torch.accelerator.get_device_capability() if torch.accelerator.is_available() else (0, 0))
 with contextlib.nullcontext():

@@ -1,0 +1,66 @@
+"""TP021: on targets with no legacy typed classes (xpu, mps), each use of `torch.cuda.FloatTensor`
+and the rest is written without the class, and means there what the class meant on CUDA."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from torchport import targets
+from torchport.migrate import migrate_source
+from torchport.migrate.rules.legacy_types import LegacyTypeUseRule
+from torchport.targets.fallbacks import LEGACY_DTYPES, legacy_tensor_types
+from torchport.targets.surface import TORCH_SURFACE, names
+
+SCRIPT = b'''import torch
+
+x = torch.arange(4.0)
+made = [torch.cuda.FloatTensor(2, 3), torch.cuda.LongTensor([1, 2]), torch.cuda.ByteTensor(x.size())]
+converted = [x.type(torch.cuda.HalfTensor), x.type(torch.cuda.DoubleTensor, non_blocking=True),
+             x.type(dtype=torch.cuda.BoolTensor)]
+labels = torch.cuda.LongTensor([1, 0])
+checks = [isinstance(labels, torch.cuda.LongTensor), isinstance(labels, torch.cuda.FloatTensor),
+          isinstance(x, torch.cuda.FloatTensor) or isinstance(converted[0], torch.cuda.HalfTensor)]
+print([(t.dtype, tuple(t.shape), t.device.type) for t in made + converted], checks)
+'''
+
+
+def _migrated(target: str) -> str:
+    result = migrate_source(SCRIPT, targets.get(target), "legacy.py")
+    assert result.error is None
+    return result.source.decode()
+
+
+def _output(source: str, tmp_path) -> str:
+    script = tmp_path / "legacy.py"
+    script.write_text(source)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_dtypes_are_torchs_own():
+    classes = [n for n in legacy_tensor_types(names(TORCH_SURFACE, "torch.cuda")) if n.endswith("Tensor")]
+    assert sorted(LEGACY_DTYPES) == sorted(classes)
+    assert all(str(getattr(torch, name).dtype) == dtype for name, dtype in LEGACY_DTYPES.items())
+
+
+def test_the_rule_is_for_the_targets_without_typed_classes():
+    assert {n for n in targets.names() if LegacyTypeUseRule.applies_to(targets.get(n))} == {"xpu", "mps"}
+
+
+@pytest.mark.parametrize("target", ["xpu", "mps"])
+def test_each_use_means_what_the_class_meant_on_its_device(target, tmp_path):
+    """The output on the target's device is the output of the CPU's real classes, on the CPU:
+    run here with the device named "cpu", it prints what the cpu target's script prints."""
+    migrated = _migrated(target)
+    assert "torch.cuda" not in migrated
+    on_this_host = migrated.replace(f'"{target}"', '"cpu"')
+    assert _output(on_this_host, tmp_path) == _output(_migrated("cpu"), tmp_path)
+
+
+@pytest.mark.parametrize("target", ["xpu", "mps"])
+def test_a_class_held_in_a_name_is_still_reported(target):
+    result = migrate_source(b"import torch\nTensor = torch.cuda.FloatTensor\nx = Tensor(2)\n", targets.get(target), "t.py")
+    assert [(f.code, f.operation.value) for f in result.findings] == [("TP004", "UNSUPPORTED")]
