@@ -138,8 +138,21 @@ def _action(session, api: str, name: str, original):
         act = lambda *args, **kwargs: answer  # noqa: E731
     if verdict.device_first:
         act = functools.partial(replacement, session.device_type)
+    if verdict.index_first:
+        act = _taking_any_device(act)
     also = (replacement,) if isinstance(replacement, type) else ()
     return verdict, act, also
+
+
+def _taking_any_device(function):
+    """`function(index, ...)` called as its CUDA counterpart is: with an index, None, a device or its name."""
+    import torch
+
+    def call(device=None, *args, **kwargs):
+        index = device if device is None or isinstance(device, int) else torch.device(device).index
+        return function(index, *args, **kwargs)
+
+    return call
 
 
 def _with_honest_note(session, verdict: Verdict) -> Verdict:

@@ -63,8 +63,8 @@ TARGET = Target(
             _renamed("Stream", "torch.Stream", "torch's device-generic stream, on DEVICE_TYPE", device_first=True),
             _renamed("stream", "contextlib.nullcontext",
                      "work stays on the current stream: its order is kept, the overlap is lost", drop_args=True),
-            _renamed("device", "torch.accelerator.device_index", "same meaning", guard=GUARD,
-                     value="contextlib.nullcontext()"),
+            _renamed("device", "torch.accelerator.device_index", "the device's index: it takes no device object",
+                     guard=GUARD, value="contextlib.nullcontext()", index_first=True),
         ]
         + [
             _renamed(name, f"TENSOR_TYPES.{name}", "the device type's own class (CUDA, NPU); XPU and MPS have none: "

@@ -23,6 +23,7 @@ class Verdict:
     drop_args: bool = False  # the replacement takes none of the original arguments
     guard: str | None = None  # call the replacement only when this expression is true, else `value`
     device_first: bool = False  # the replacement takes the device type as its first argument
+    index_first: bool = False  # the replacement takes an index where CUDA's takes any device (index, device, name)
 
     def describe(self) -> str:
         """One line for reports and the run-time log: `torch.cuda.x -> torch.npu.x [same]`."""

@@ -17,8 +17,9 @@ from torchport.migrate.rules.base import (
     source_of,
     with_arguments,
 )
-from torchport.migrate.rules.device_exprs import device_expression, quoted, string_value
+from torchport.migrate.rules.device_exprs import device_expression, is_device_value, quoted, string_value
 from torchport.migrate.rules.legacy_types import LegacyTypeUseRule, legacy_type_use
+from torchport.targets.devices import any_device_source
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
 
@@ -195,12 +196,20 @@ class CudaApiRule(ApiReferenceRule):
         replacement = parse_expression(verdict.replacement)
         device = device_expression(self.target, None)
 
+        as_index = self._as_index(call) if verdict.index_first else None
+
         def redirected(updated: cst.Call) -> cst.Call:
             new = updated.with_changes(func=replacement)
             if verdict.device_first:
                 return with_arguments(new, before=[cst.Arg(parse_expression(device))])
+            if as_index is not None and updated.args:
+                first = updated.args[0]
+                new = new.with_changes(args=[first.with_changes(value=parse_expression(as_index(source_of(first.value)))),
+                                             *updated.args[1:]])
             return new.with_changes(args=[]) if verdict.drop_args else new
 
+        if as_index is not None:
+            self.context.need_expression(as_index("0"))
         if verdict.guard is None:
             needs = f"{verdict.replacement} {device if verdict.device_first else ''}"
             self.change(call, redirected, verdict.describe(), api=verdict.api, needs=needs)
@@ -216,6 +225,26 @@ class CudaApiRule(ApiReferenceRule):
             return only_when(verdict.guard, redirected(updated), fallback)
 
         self.change(call, guarded_expression, verdict.describe(), api=verdict.api, needs=needs)
+
+
+    def _as_index(self, call: cst.Call):
+        """How to spell the index of `call`'s first argument (any device, as CUDA takes it) for a
+        replacement that takes an index only; None where it is an index already, or absent."""
+        if not call.args or call.args[0].keyword is not None:
+            return None
+        value = call.args[0].value
+        if isinstance(value, cst.Integer) or source_of(value) in ("None", *self.context.device_index_names):
+            return None
+        if isinstance(value, cst.Call) and is_device_value(value):
+            return lambda source: f"{source}.index"
+        if is_device_value(value) or source_of(value) in self.context.device_names or _names_a_device(value):
+            return lambda source: f"torch.device({source}).index"
+        return lambda source: f"{any_device_source(self.target, source)}.index"
+
+
+def _names_a_device(value: cst.BaseExpression) -> bool:
+    """`x.device`: a tensor's or a module's device (or a device's name held as an option)."""
+    return isinstance(value, cst.Attribute) and value.attr.value == "device"
 
 
 def _without_statement(line: cst.SimpleStatementLine, statement: cst.Expr) -> cst.BaseStatement:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of, with_arguments
-from torchport.migrate.rules.device_exprs import device_expression, indexed_device_expression
+from torchport.migrate.rules.device_exprs import device_expression, indexed_device_expression, is_device_value
 from torchport.targets.devices import any_device_source
 
 
@@ -57,16 +57,9 @@ class CudaMethodRule(Rule):
         target, text = self.target, source_of(value)
         if isinstance(value, cst.Integer) or text == "None" or text in self.context.device_index_names:
             return lambda source: indexed_device_expression(target, source)
-        if _is_device_value(value) or text in self.context.device_names:
+        if is_device_value(value) or text in self.context.device_names:
             return lambda source: source
         return lambda source: any_device_source(target, source)
-
-
-def _is_device_value(value: cst.BaseExpression) -> bool:
-    """A device's name or a device, as written: a string, an f-string, `torch.device(...)`."""
-    if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
-        return True
-    return isinstance(value, cst.Call) and source_of(value.func) in ("torch.device", "device")
 
 
 def _renamed(method: str, *, keep_args: bool):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.migrate.rules.base import source_of
+
 from torchport.targets import Target
 from torchport.targets.devices import cuda_device, device_source, device_string, indexed_device_source
 
@@ -27,6 +29,13 @@ def cuda_literal_index(node: cst.CSTNode) -> tuple[bool, str | None]:
     """(True, index) if `node` is the literal "cuda" or "cuda:N"."""
     value = string_value(node)
     return (False, None) if value is None else cuda_device(value)
+
+
+def is_device_value(value: cst.BaseExpression) -> bool:
+    """A device's name or a device, as written: a string, an f-string, `torch.device(...)`."""
+    if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    return isinstance(value, cst.Call) and source_of(value.func) in ("torch.device", "device")
 
 
 def quoted(template: cst.SimpleString, text: str) -> cst.SimpleString:

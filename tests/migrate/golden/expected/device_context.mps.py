@@ -3,3 +3,5 @@ import contextlib
 
 with contextlib.nullcontext():
     x = torch.ones(2).to("mps")
+with contextlib.nullcontext():
+    y = x * 2
