@@ -45,3 +45,29 @@ def test_the_npu_activity_is_read_only_from_torch_npus_class():
     assert any(f.code == "TP017" and f.operation.value == "NOTE" for f in result.findings)
     moved = migrate_source(source.replace(b", record_function", b""), targets.get("npu"), "p.py").source
     assert b"from torch_npu.profiler import ProfilerActivity, profile\n" in moved and b"ProfilerActivity.NPU]" in moved
+
+
+CONFIGURED = b"""import torch
+import torch_npu
+from torch.profiler import profile
+from torch.profiler import profile as torch_profile, record_function
+with torch.profiler.profile(with_flops=False, experimental_config=torch._C._profiler._ExperimentalConfig(verbose=True)) as a:
+    pass
+with profile(record_shapes=True, experimental_config=config) as b:
+    pass
+with torch_profile(experimental_config=config) as c:
+    pass
+with torch.profiler.profile(experimental_config=torch_npu.profiler._ExperimentalConfig()) as d:
+    pass
+"""
+
+
+def test_torchs_experimental_config_goes_where_the_profile_becomes_torch_npus():
+    result = migrate_source(CONFIGURED, targets.get("npu"), "p.py")
+    lines = result.source.decode().splitlines()
+    assert "with torch_npu.profiler.profile(with_flops=False) as a:" in lines
+    assert "with profile(record_shapes=True) as b:" in lines  # (its import moves whole)
+    assert "with torch_profile(experimental_config=config) as c:" in lines  # (still torch's: record_function)
+    assert "with torch_npu.profiler.profile(experimental_config=torch_npu.profiler._ExperimentalConfig()) as d:" in lines
+    assert sum("drop experimental_config" in f.message for f in result.findings) == 2
+    assert "experimental_config=config" in migrate_source(CONFIGURED, targets.get("xpu"), "p.py").source.decode()

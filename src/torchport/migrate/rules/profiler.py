@@ -49,16 +49,9 @@ class ProfilerActivityRule(Rule):
         """Whether the ProfilerActivity `node` reads from will have the target's activity: torch's
         (XPU), or the target's own profiler's (NPU), reached through torch.profiler's dotted name
         or a `from torch.profiler import` that ProfilerModuleRule moves whole."""
-        module = self.target.profiler_module
-        if module is None or isinstance(node.value, cst.Attribute):
+        if self.target.profiler_module is None or isinstance(node.value, cst.Attribute):
             return True
-        for statement in self.context.module.body:
-            for small in getattr(statement, "body", ()):
-                if _imports_from_profiler(small) and any(
-                    isinstance(alias.name, cst.Name) and alias.name.value == "ProfilerActivity" for alias in small.names
-                ):
-                    return _moves_whole(small, self.target)
-        return False
+        return isinstance(node.value, cst.Name) and _moved_by_its_import(self, node.value.value)
 
     def _activity(self, node: cst.Attribute) -> str | None:
         name = self.qualified_name(node)
@@ -82,6 +75,7 @@ class ProfilerActivityRule(Rule):
 
 
 PROFILER = "torch.profiler"
+PROFILE = f"{PROFILER}.profile"
 
 
 def _imports_from_profiler(statement: cst.CSTNode) -> bool:
@@ -90,6 +84,25 @@ def _imports_from_profiler(statement: cst.CSTNode) -> bool:
         isinstance(statement, cst.ImportFrom) and not statement.relative and statement.module is not None
         and dotted_name(statement.module) == PROFILER and not isinstance(statement.names, cst.ImportStar)
     )
+
+
+def _moved_by_its_import(rule: Rule, name: str) -> bool:
+    """Whether `name`, imported from torch.profiler at the top of the file, is imported from the
+    target's own profiler after the migration (ProfilerModuleRule moves that import whole)."""
+    for statement in rule.context.module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if _imports_from_profiler(small) and any(_bound_name(alias) == name for alias in small.names):
+                return _moves_whole(small, rule.target)
+    return False
+
+
+def _bound_name(alias: cst.ImportAlias) -> str | None:
+    """The name an import alias binds (`b` for `a as b`)."""
+    if alias.asname is not None:
+        return alias.asname.name.value if isinstance(alias.asname.name, cst.Name) else None
+    return alias.name.value if isinstance(alias.name, cst.Name) else None
 
 
 def _moves_whole(statement: cst.ImportFrom, target) -> bool:
@@ -121,6 +134,24 @@ class ProfilerModuleRule(ApiReferenceRule):
         self.change(node, lambda updated: updated.with_changes(module=parse_expression(module)),
                     f"import from {module}: it records {self.target.name} work", api=PROFILER)
 
+    def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
+        """torch's `experimental_config` (Kineto's, for CUDA) is not one the target's profile
+        takes (torch_npu has its own `_ExperimentalConfig`): it goes, and the row says so."""
+        func = node.func
+        if self.qualified_name(func) != PROFILE or "profile" not in self.target.profiler_names:
+            return
+        if not (dotted_name(func) == PROFILE or isinstance(func, cst.Name) and _moved_by_its_import(self, func.value)):
+            return  # (torch's own profile stays, and takes its config)
+        config = next((a for a in node.args if a.keyword is not None and a.keyword.value == "experimental_config"), None)
+        if config is None:
+            return
+        made_by = config.value.func if isinstance(config.value, cst.Call) else config.value
+        if (self.qualified_name(made_by) or dotted_name(made_by) or "").startswith(f"{self.target.profiler_module}."):
+            return  # (the target's own config already)
+        self.change(node, _without_keyword("experimental_config"),
+                    f"drop experimental_config: torch's is for CUDA; {self.target.profiler_module}"
+                    "._ExperimentalConfig is the target's", api=PROFILE)
+
     def visit_api(self, node: cst.BaseExpression, api: str) -> None:
         name = api[len(self.prefix):].split(".")[0]
         if name not in self.target.profiler_names:
@@ -133,3 +164,13 @@ class ProfilerModuleRule(ApiReferenceRule):
         new = f"{self.target.profiler_module}.{name}"
         self.change(inner, lambda _: parse_expression(new), f"{PROFILER}.{name} -> {new}: it records "
                     f"{self.target.name} work", api=f"{PROFILER}.{name}", needs=new)
+
+
+def _without_keyword(keyword: str):
+    def fix(updated: cst.Call) -> cst.Call:
+        args = [a for a in updated.args if not (a.keyword is not None and a.keyword.value == keyword)]
+        if args and len(args) < len(updated.args):
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(args=args)
+
+    return fix
