@@ -35,6 +35,7 @@ from torchport.migrate.rules.legacy_types import LegacyTypeUseRule
 from torchport.migrate.rules.pin_memory import PinMemoryRule
 from torchport.migrate.rules.profiler import ProfilerActivityRule, ProfilerModuleRule
 from torchport.migrate.rules.record_stream import RecordStreamRule
+from torchport.migrate.rules.setup_import import SetupImportRule
 from torchport.migrate.rules.sync_batchnorm import SyncBatchNormRule
 
 RULES = [
@@ -59,6 +60,7 @@ RULES = [
     ProfilerModuleRule,
     CudaBuildVersionRule,
     UnusedGpuHintRule,
+    SetupImportRule,
     # advice: rows only, nothing changed (the optimizer swap only with --apply-affinity)
     MixedPrecisionAdvice,
     Float64Advice,

@@ -1,0 +1,75 @@
+"""TP022: a file that uses the target's device module gets the import that provides it."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from torchport import targets
+from torchport.migrate.rules.base import Rule, dotted_name
+
+
+def _device_module_pattern(device_module: str) -> bytes:
+    """`torch.npu` spelled out, or imported by its last name (`from torch import npu`)."""
+    package, _, name = device_module.rpartition(".")
+    return rb"\b%s\b|\bfrom[ \t]+%s[ \t]+import\b[^\n]*\b%s\b" % (
+        re.escape(device_module.encode()), re.escape(package.encode()), re.escape(name.encode()))
+
+
+def _imports_package_pattern(package: str) -> re.Pattern:
+    return re.compile(rb"^[ \t]*(?:import|from)[ \t]+%s\b" % re.escape(package.encode()), re.MULTILINE)
+
+
+class SetupImportRule(Rule):
+    """`torch.npu` exists only once `torch_npu` is imported: a file that uses the target's
+    device module (`import torch.npu`, `from torch.npu import amp`, `torch.npu.synchronize()`)
+    and never imports the package that provides it gets that import, before the first import
+    of the device module, else right after `import torch`. (Code already partly ported by hand,
+    as GPU2Ascend's "insert ahead" rule has it.)"""
+
+    code = "TP022"
+    mentions = b"|".join(
+        _device_module_pattern(t.device_module) for t in map(targets.get, targets.names()) if t.setup_import
+    )
+    title = "the device module's setup import"
+
+    @classmethod
+    def applies_to(cls, target) -> bool:
+        return target.setup_import is not None
+
+    def visit_Module(self, node: cst.Module) -> None:  # noqa: N802
+        source, target = self.context.whole_source, self.target
+        if not re.search(_device_module_pattern(target.device_module), source):
+            return
+        if _imports_package_pattern(target.setup_import).search(source):
+            return
+        setup = cst.parse_statement(f"import {target.setup_import}")
+        lines = [s for s in node.body if isinstance(s, cst.SimpleStatementLine)]
+        first_use = next((s for s in lines if any(self._imports_device_module(i) for i in s.body)), None)
+        if first_use is not None:
+            self.change(first_use, lambda updated: cst.FlattenSentinel([setup, updated]),
+                        f"import {target.setup_import} first: it provides {target.device_module}")
+            return
+        torch_import = next((s for s in lines if any(_imports_torch(i) for i in s.body)), None)
+        if torch_import is not None:
+            self.change(torch_import, lambda updated: cst.FlattenSentinel([updated, setup]),
+                        f"import {target.setup_import}: it provides {target.device_module}")
+
+    def _imports_device_module(self, statement: cst.BaseSmallStatement) -> bool:
+        module = self.target.device_module
+        package, _, name = module.rpartition(".")
+        within = lambda dotted: dotted == module or dotted.startswith(module + ".")  # noqa: E731
+        if isinstance(statement, cst.Import):
+            return any(within(dotted_name(a.name) or "") for a in statement.names)
+        if isinstance(statement, cst.ImportFrom) and not statement.relative and statement.module is not None:
+            imported_from = dotted_name(statement.module) or ""
+            if within(imported_from):
+                return True
+            return imported_from == package and not isinstance(statement.names, cst.ImportStar) and any(
+                isinstance(a.name, cst.Name) and a.name.value == name for a in statement.names)
+        return False
+
+
+def _imports_torch(statement: cst.BaseSmallStatement) -> bool:
+    return isinstance(statement, cst.Import) and any(dotted_name(a.name) == "torch" for a in statement.names)

@@ -1,0 +1,47 @@
+"""TP022: a file that uses torch.npu without importing torch_npu (code partly ported by hand)
+gets the import, before the first use that needs it."""
+
+import pytest
+
+from torchport import targets
+from torchport.migrate import migrate_source
+from torchport.migrate.rules.setup_import import SetupImportRule
+
+
+def _npu(source: str) -> tuple[str, list]:
+    result = migrate_source(source.encode(), targets.get("npu"), "t.py")
+    assert result.error is None
+    return result.source.decode(), result.findings
+
+
+@pytest.mark.parametrize(("source", "expected", "row_line"), [
+    ("import torch.npu\nfrom torch.npu import amp\n", "import torch_npu\nimport torch.npu\nfrom torch.npu import amp\n", 1),
+    ("import os\nfrom torch.npu import amp\n", "import os\nimport torch_npu\nfrom torch.npu import amp\n", 2),
+    ("import os\nfrom torch import npu\nnpu.synchronize()\n", "import os\nimport torch_npu\nfrom torch import npu\nnpu.synchronize()\n", 2),
+    ("import torch\n\ntorch.npu.synchronize()\n", "import torch\nimport torch_npu\n\ntorch.npu.synchronize()\n", 1),
+])
+def test_the_import_comes_before_the_first_use_that_needs_it(source, expected, row_line):
+    """(the row is at the statement the import is placed next to: the first import of torch.npu,
+    else `import torch`)"""
+    migrated, findings = _npu(source)
+    assert migrated == expected
+    assert [(f.code, f.start_line) for f in findings] == [("TP022", row_line)]
+
+
+@pytest.mark.parametrize("source", [
+    "import os\nimport sys\n",
+    "import torch\nimport torch_npu\ntorch.npu.synchronize()\n",
+    "import torch\nfrom torch_npu.contrib import transfer_to_npu\ntorch.npu.synchronize()\n",
+    "import torch\nx = 'npu'\n",
+])
+def test_files_that_import_it_already_or_never_use_the_device_module_stay_as_they_are(source):
+    assert _npu(source) == (source, [])
+
+
+def test_a_cuda_file_that_also_uses_torch_npu_gets_one_import():
+    migrated, _ = _npu("import torch\nfrom torch.npu import amp\ntorch.cuda.synchronize()\n")
+    assert migrated == "import torch\nimport torch_npu\nfrom torch.npu import amp\ntorch.npu.synchronize()\n"
+
+
+def test_only_targets_with_a_setup_import_have_the_rule():
+    assert [n for n in targets.names() if SetupImportRule.applies_to(targets.get(n))] == ["npu"]
