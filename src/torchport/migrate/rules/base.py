@@ -380,7 +380,8 @@ class ApplyFixes(cst.CSTTransformer):
         if not _same_value(updated_node.body, updated_node.orelse):
             return updated_node
         kept = updated_node.body
-        if updated_node.lpar and not kept.lpar:
+        atom = isinstance(kept, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.BaseNumber))
+        if updated_node.lpar and not kept.lpar and not atom:  # (an atom needs no parentheses anywhere)
             kept = kept.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
         return kept
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from torchport.findings import Operation
 from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of, with_arguments
 from torchport.migrate.rules.device_exprs import device_expression, indexed_device_expression, is_device_value
 from torchport.targets.devices import any_device_source
@@ -16,6 +17,9 @@ class CudaMethodRule(Rule):
 
     With a device method (`.npu()`, `.xpu()`) the call is renamed and keeps its arguments;
     `.cpu()` takes none. Elsewhere it becomes `x.to(<device>)`, keeping `non_blocking`.
+
+    A `.cuda` method called through a conditional (`(x.cuda if c else x.cpu)()`) is renamed the
+    same way, or bound to the device (`functools.partial(x.to, <device>)`) where it becomes `.to`.
 
     `.cuda(d)` takes an index, None (the current device), a device or its name, and means the
     CUDA device that `d` names: the rewrite keeps that meaning for every kind `d` may be. A `d`
@@ -50,6 +54,36 @@ class CudaMethodRule(Rule):
             # (what the new code needs: the target's names, not the script's)
             needs = spelling("0") if spelling("0") != "0" else ""
             self.change(node, _moved_to(spelling), f"replace .cuda() with .to({shown})", needs=needs)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
+        """`(x.cuda if c else y.cpu)()`: a `.cuda` method called through a conditional."""
+        if node.attr.value != "cuda" or self.qualified_name(node) == "torch.cuda":
+            return
+        call = self._called_through_conditional(node)
+        if call is None:
+            return
+        method = self.target.tensor_method
+        positional = any(a.keyword is None for a in call.args)
+        if method is not None and not (method == "cpu" and call.args):
+            self.change(node, lambda updated: updated.with_changes(attr=cst.Name(method)),
+                        f"replace .cuda with .{method} (called through a conditional)")
+        elif method is None and not positional:
+            device = device_expression(self.target, None)
+            new = f"functools.partial({source_of(node.value)}.to, {device})"
+            self.change(node, lambda updated: parse_expression(f"functools.partial({source_of(updated.value)}.to, {device})"),
+                        f"replace .cuda with {new} (called through a conditional)", needs=f"functools.partial {device}")
+        else:
+            self.report(node, Operation.UNSUPPORTED, "a .cuda method called through a conditional with arguments "
+                        f"that .{method or 'to'} reads otherwise: port this call by hand", api="torch.Tensor.cuda")
+
+    def _called_through_conditional(self, node: cst.Attribute) -> cst.Call | None:
+        """The call whose callee is a conditional expression with `node` as one of its values."""
+        child, parent = node, self.parent(node)
+        if not isinstance(parent, cst.IfExp):
+            return None
+        while isinstance(parent, cst.IfExp) and parent.test is not child:
+            child, parent = parent, self.parent(parent)
+        return parent if isinstance(parent, cst.Call) and parent.func is child else None
 
     def _spelling_for(self, value: cst.BaseExpression) -> Callable[[str], str]:
         """How to spell the target's device for `.cuda(value)`, given the value's source: as it

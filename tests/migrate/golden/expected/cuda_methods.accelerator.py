@@ -1,4 +1,5 @@
 import torch
+import functools
 DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 
 
@@ -16,3 +17,4 @@ z = torch.ones(2).to(device)
 w = torch.ones(2).to(f"{DEVICE_TYPE}:0", non_blocking=True)
 v = torch.ones(2).to(x.device)
 u = torch.ones(2).to(accelerator_device((torch.accelerator.current_device_index() if torch.accelerator.is_available() else 0)))
+moved = (functools.partial(x.to, DEVICE_TYPE) if torch.accelerator.is_available() else x.cpu)()

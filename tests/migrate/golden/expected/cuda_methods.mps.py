@@ -1,4 +1,5 @@
 import torch
+import functools
 
 model = torch.nn.Linear(2, 2).to("mps")
 x = torch.ones(2).to("mps", non_blocking=True)
@@ -8,3 +9,4 @@ z = torch.ones(2).to("mps")
 w = torch.ones(2).to('mps', non_blocking=True)
 v = torch.ones(2).to("mps")
 u = torch.ones(2).to("mps")
+moved = (functools.partial(x.to, "mps") if torch.backends.mps.is_available() else x.cpu)()
