@@ -11,3 +11,4 @@ idx = torch.device("cuda", rank)
 same = device.type == "cuda"
 print("training on cuda")  # a log message: left alone
 path = "checkpoints/cuda_best.pt"
+quoted = [x.to('cuda:%d' % rank), x.to('cuda:{}'.format(rank)), x.to('cuda:' + str(rank))]

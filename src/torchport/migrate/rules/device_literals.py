@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchport.migrate.rules.base import Rule, parse_expression
 from torchport.migrate.rules.device_comparisons import device_call_literal, device_comparison
-from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, string_value
+from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, quoted, string_value
 
 # "cuda:%d" % i, "cuda:{}".format(i): a prefix filled in at run time.
 FORMAT_PREFIX = re.compile(r"cuda:(%[dis]|\{\w*\})")
@@ -102,12 +102,14 @@ class DeviceLiteralRule(Rule):
 
         self.change(call, fix, f"drop the device index: {self.target.name} has one device")
 
-    def _replaced_by_indexless_device(self, whole: cst.CSTNode) -> bool:
-        """On a target without device indices, a device computed from an index is just the device."""
+    def _replaced_by_indexless_device(self, whole: cst.CSTNode, literal: cst.SimpleString | cst.FormattedString) -> bool:
+        """On a target without device indices, a device computed from an index is just the device
+        (in the quote style of the literal that spelled it)."""
         target = self.target
         if target.device_type is None or target.keeps_device_index:
             return False
-        new = f'"{target.device_type}"'
+        quote = literal.quote
+        new = f"{quote}{target.device_type}{quote}"
         self.change(whole, lambda _: parse_expression(new), f"replace the computed cuda device with {new}")
         return True
 
@@ -118,12 +120,13 @@ class DeviceLiteralRule(Rule):
         """The literal holds the "cuda:" prefix of a device built at run time."""
         rest = value[len("cuda") :]
         target = self.target
-        if self._replaced_by_indexless_device(whole):
+        if self._replaced_by_indexless_device(whole, node):
             return
+        quote = node.quote  # (the script's own quote style)
         if target.device_type is None:
-            new = f'f"{{{target.device_type_expr}}}{_escape_braces(rest)}"'
+            new = f"f{quote}{{{target.device_type_expr}}}{_escape_braces(rest)}{quote}"
         else:
-            new = f'"{target.device_type}{rest}"'
+            new = quoted(node, f"{target.device_type}{rest}").value
         self.change(node, lambda _: parse_expression(new), f'replace device prefix "cuda:" with {new}', needs=new)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:  # noqa: N802
@@ -136,7 +139,7 @@ class DeviceLiteralRule(Rule):
         ):
             return
         target = self.target
-        if self._replaced_by_indexless_device(node):
+        if self._replaced_by_indexless_device(node, node):
             return
         if target.device_type is None:
             head = [

@@ -12,3 +12,4 @@ idx = torch.device(DEVICE_TYPE, rank)
 same = device.type == DEVICE_TYPE != "cpu"
 print("training on cuda")  # a log message: left alone
 path = "checkpoints/cuda_best.pt"
+quoted = [x.to(f'{DEVICE_TYPE}:%d' % rank), x.to(f'{DEVICE_TYPE}:{{}}'.format(rank)), x.to(f'{DEVICE_TYPE}:' + str(rank))]

@@ -11,3 +11,4 @@ idx = torch.device("cpu")
 same = device.type == "cuda"
 print("training on cuda")  # a log message: left alone
 path = "checkpoints/cuda_best.pt"
+quoted = [x.to('cpu'), x.to('cpu'), x.to('cpu')]

@@ -11,3 +11,4 @@ idx = torch.device("mps")
 same = device.type == "mps"
 print("training on cuda")  # a log message: left alone
 path = "checkpoints/cuda_best.pt"
+quoted = [x.to('mps'), x.to('mps'), x.to('mps')]

@@ -12,3 +12,4 @@ idx = torch.device("npu", rank)
 same = device.type == "npu"
 print("training on cuda")  # a log message: left alone
 path = "checkpoints/cuda_best.pt"
+quoted = [x.to('npu:%d' % rank), x.to('npu:{}'.format(rank)), x.to('npu:' + str(rank))]

@@ -11,3 +11,4 @@ idx = torch.device("xpu", rank)
 same = device.type == "xpu"
 print("training on cuda")  # a log message: left alone
 path = "checkpoints/cuda_best.pt"
+quoted = [x.to('xpu:%d' % rank), x.to('xpu:{}'.format(rank)), x.to('xpu:' + str(rank))]
