@@ -44,8 +44,3 @@ def test_what_is_assigned_from_an_index_is_one_too():
 def test_other_names_are_not_indices_whatever_they_hold():
     names = index_names(ast.parse(SOURCE))
     assert not names & {"world", "device", "dtype", "world_size", "opts.epochs"}
-
-
-def test_the_current_device_asked_of_torch_cuda_is_an_index():
-    names = index_names(ast.parse("import torch\ncurrent = torch.cuda.current_device()\nself.dev = current\n"))
-    assert {"current", "self.dev"} <= names

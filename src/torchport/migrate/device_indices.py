@@ -4,7 +4,6 @@ On a CUDA build `model.to(self.gpu_id)` means `cuda:<gpu_id>` when `gpu_id` is a
 name holds one is read from its sources, never from its spelling alone:
   - a rank read from the environment: `int(os.environ["LOCAL_RANK"])`, `.get(...)`, `os.getenv`;
   - a rank asked of torch.distributed: `dist.get_rank()`, `dist.get_node_local_rank()`;
-  - the current device's index: `torch.cuda.current_device()`;
   - the first parameter of a function started by `mp.spawn(fn, ...)` (the process index);
   - an argparse option `--local_rank` / `--local-rank` / `--gpu` (read as `args.local_rank`);
   - and any name or attribute assigned from one of these (`self.gpu_id = gpu_id`).
@@ -19,9 +18,9 @@ import re
 from torchport.pyast import dotted_name
 
 # The same sources, as the text a file must contain to have one (the pre-filter's part).
-INDEX_SOURCES = rb"LOCAL_RANK|[\"']RANK[\"']|get_(?:node_)?(?:local_)?rank\(|current_device\(|spawn\(|--local[_-]rank|--gpu\b"
+INDEX_SOURCES = rb"LOCAL_RANK|[\"']RANK[\"']|get_(?:node_)?(?:local_)?rank\(|spawn\(|--local[_-]rank|--gpu\b"
 RANK_VARIABLE = re.compile(r"(LOCAL_)?RANK")
-INDEX_QUERIES = {"get_rank", "get_local_rank", "get_node_local_rank", "current_device"}
+RANK_QUERIES = {"get_rank", "get_local_rank", "get_node_local_rank"}
 INDEX_OPTIONS = {"local_rank", "local-rank", "gpu", "gpu_id", "gpu-id"}
 SPAWNS = {"spawn", "start_processes"}
 
@@ -95,7 +94,7 @@ def _is_rank_source(value: ast.expr) -> bool:
     """`int(os.environ["LOCAL_RANK"])`, `int(os.getenv("RANK", 0))`, `dist.get_rank()`, ..."""
     if not isinstance(value, ast.Call):
         return False
-    if _called_name(value) in INDEX_QUERIES:
+    if _called_name(value) in RANK_QUERIES:
         return True
     if _called_name(value) != "int" or not value.args:
         return False
