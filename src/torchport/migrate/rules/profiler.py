@@ -138,7 +138,10 @@ class ProfilerModuleRule(ApiReferenceRule):
         """torch's `experimental_config` (Kineto's, for CUDA) is not one the target's profile
         takes (torch_npu has its own `_ExperimentalConfig`): it goes, and the row says so."""
         func = node.func
-        if self.qualified_name(func) != PROFILE or "profile" not in self.target.profiler_names:
+        if "profile" not in self.target.profiler_names or not any(a.keyword and a.keyword.value == "experimental_config"
+                                                                 for a in node.args):
+            return
+        if self.qualified_name(func) != PROFILE:
             return
         if not (dotted_name(func) == PROFILE or isinstance(func, cst.Name) and _moved_by_its_import(self, func.value)):
             return  # (torch's own profile stays, and takes its config)
