@@ -226,7 +226,6 @@ class CudaApiRule(ApiReferenceRule):
 
         self.change(call, guarded_expression, verdict.describe(), api=verdict.api, needs=needs)
 
-
     def _as_index(self, call: cst.Call):
         """How to spell the index of `call`'s first argument (any device, as CUDA takes it) for a
         replacement that takes an index only; None where it is an index already, or absent."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.migrate.rules.base import source_of
-
 from torchport.targets import Target
 from torchport.targets.devices import cuda_device, device_source, device_string, indexed_device_source
 

@@ -10,7 +10,9 @@ from torchport.targets.verdict import Kind
 
 CUDA_TYPE = "torch.cuda."
 # Where an `and` chain needs no parentheses: it is the whole test, value or argument.
-WHOLE_EXPRESSION_HOLDERS = (cst.If, cst.While, cst.Assert, cst.Assign, cst.AnnAssign, cst.Return, cst.Arg, cst.Expr, cst.Element)
+WHOLE_EXPRESSION_HOLDERS = (
+    cst.If, cst.While, cst.Assert, cst.Assign, cst.AnnAssign, cst.Return, cst.Arg, cst.Expr, cst.Element,
+)
 
 
 def legacy_dtype(api: str) -> str | None:

@@ -138,16 +138,11 @@ class ProfilerModuleRule(ApiReferenceRule):
         """torch's `experimental_config` (Kineto's, for CUDA) is not one the target's profile
         takes (torch_npu has its own `_ExperimentalConfig`): it goes, and the row says so."""
         func = node.func
-        if "profile" not in self.target.profiler_names or not any(a.keyword and a.keyword.value == "experimental_config"
-                                                                 for a in node.args):
-            return
-        if self.qualified_name(func) != PROFILE:
+        config = next((a for a in node.args if a.keyword is not None and a.keyword.value == "experimental_config"), None)
+        if config is None or "profile" not in self.target.profiler_names or self.qualified_name(func) != PROFILE:
             return
         if not (dotted_name(func) == PROFILE or isinstance(func, cst.Name) and _moved_by_its_import(self, func.value)):
             return  # (torch's own profile stays, and takes its config)
-        config = next((a for a in node.args if a.keyword is not None and a.keyword.value == "experimental_config"), None)
-        if config is None:
-            return
         made_by = config.value.func if isinstance(config.value, cst.Call) else config.value
         if (self.qualified_name(made_by) or dotted_name(made_by) or "").startswith(f"{self.target.profiler_module}."):
             return  # (the target's own config already)
