@@ -49,7 +49,8 @@ def _top_level_import_index(module: cst.Module, predicate) -> int | None:
     return None
 
 
-def _imports_torch(stmt: cst.BaseSmallStatement) -> bool:
+def imports_torch(stmt: cst.BaseSmallStatement) -> bool:
+    """`import torch`, `import torch.x`, `from torch... import ...`."""
     if isinstance(stmt, cst.Import):
         return any(source_of(a.name).split(".")[0] == "torch" for a in stmt.names)
     if isinstance(stmt, cst.ImportFrom) and stmt.module is not None and not stmt.relative:
@@ -75,7 +76,7 @@ def has_import(module: cst.Module, name: str) -> bool:
 
 def insert_after_torch_import(module: cst.Module, name: str) -> cst.Module:
     """`import name` right after the first top-level torch import (or with the others, if none)."""
-    index = _top_level_import_index(module, _imports_torch)
+    index = _top_level_import_index(module, imports_torch)
     if index is None:
         return add(module, [name])
     body = list(module.body)

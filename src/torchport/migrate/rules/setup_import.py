@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from torchport import targets
+from torchport.migrate import imports  # (a module: it imports the rules' base in turn)
 from torchport.migrate.rules.base import Rule, dotted_name
 
 
@@ -25,7 +26,7 @@ class SetupImportRule(Rule):
     """`torch.npu` exists only once `torch_npu` is imported: a file that uses the target's
     device module (`import torch.npu`, `from torch.npu import amp`, `torch.npu.synchronize()`)
     and never imports the package that provides it gets that import, before the first import
-    of the device module, else right after `import torch`. (Code already partly ported by hand,
+    of the device module, else right after the first import of torch. (Code already partly ported by hand,
     as GPU2Ascend's "insert ahead" rule has it.)"""
 
     code = "TP022"
@@ -51,7 +52,7 @@ class SetupImportRule(Rule):
             self.change(first_use, lambda updated: cst.FlattenSentinel([setup, updated]),
                         f"import {target.setup_import} first: it provides {target.device_module}")
             return
-        torch_import = next((s for s in lines if any(_imports_torch(i) for i in s.body)), None)
+        torch_import = next((s for s in lines if any(imports.imports_torch(i) for i in s.body)), None)
         if torch_import is not None:
             self.change(torch_import, lambda updated: cst.FlattenSentinel([updated, setup]),
                         f"import {target.setup_import}: it provides {target.device_module}")
@@ -69,7 +70,3 @@ class SetupImportRule(Rule):
             return imported_from == package and not isinstance(statement.names, cst.ImportStar) and any(
                 isinstance(a.name, cst.Name) and a.name.value == name for a in statement.names)
         return False
-
-
-def _imports_torch(statement: cst.BaseSmallStatement) -> bool:
-    return isinstance(statement, cst.Import) and any(dotted_name(a.name) == "torch" for a in statement.names)
