@@ -8,8 +8,8 @@ import libcst as cst
 
 from torchport.findings import Operation
 from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of, with_arguments
-from torchport.migrate.rules.device_exprs import device_expression, indexed_device_expression, is_device_value
-from torchport.targets.devices import any_device_source
+from torchport.migrate.rules.device_exprs import device_expression, is_device_value
+from torchport.targets.devices import any_device_source, indexed_device_source
 
 
 class CudaMethodRule(Rule):
@@ -90,7 +90,7 @@ class CudaMethodRule(Rule):
         is where it is a device already (its own spelling is the other rules' to port)."""
         target, text = self.target, source_of(value)
         if isinstance(value, cst.Integer) or text == "None" or text in self.context.device_index_names:
-            return lambda source: indexed_device_expression(target, source)
+            return lambda source: indexed_device_source(target, source)
         if is_device_value(value) or text in self.context.device_names:
             return lambda source: source
         return lambda source: any_device_source(target, source)

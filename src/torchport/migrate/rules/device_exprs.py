@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchport.migrate.rules.base import source_of
 from torchport.targets import Target
-from torchport.targets.devices import cuda_device, device_source, device_string, indexed_device_source
+from torchport.targets.devices import cuda_device, device_source, device_string
 
 
 def string_value(node: cst.CSTNode) -> str | None:
@@ -49,8 +49,3 @@ def device_expression(target: Target, index: str | None, like: cst.SimpleString 
     if like is not None and target.device_type is not None:
         return quoted(like, device_string(target.device_type, index, target.keeps_device_index)).value
     return device_source(target, index)
-
-
-def indexed_device_expression(target: Target, index_source: str) -> str:
-    """Source for the target device with an index computed at run time."""
-    return indexed_device_source(target, index_source)

@@ -6,8 +6,9 @@ import libcst as cst
 
 from torchport.migrate.device_indices import INDEX_SOURCES
 from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of
-from torchport.migrate.rules.device_exprs import device_expression, indexed_device_expression
+from torchport.migrate.rules.device_exprs import device_expression
 from torchport.targets.device_apis import DEVICE_KEYWORDS, DEVICE_LIST_KEYWORDS, TO_METHODS
+from torchport.targets.devices import indexed_device_source
 
 
 class DeviceIndexRule(Rule):
@@ -65,6 +66,6 @@ class DeviceIndexRule(Rule):
         if name not in self.context.device_index_names:
             return
         target = self.target
-        new = indexed_device_expression(target, name) if keep_index else device_expression(target, None)
-        needs = indexed_device_expression(target, "0")  # (what the new code needs, not the script's names)
+        new = indexed_device_source(target, name) if keep_index else device_expression(target, None)
+        needs = indexed_device_source(target, "0")  # (what the new code needs, not the script's names)
         self.change(value, lambda _: parse_expression(new), f"{name} holds a device index: {new}", needs=needs)
