@@ -45,3 +45,12 @@ def test_under_run_the_replacement_is_called_with_the_index(value, index):
     context(value)
     context(value, "extra")
     assert called == [(index, ()), (index, ("extra",))]
+
+
+def test_a_device_attribute_the_file_sets_from_anything_goes_through_the_device_function():
+    """`self.device = device` (a parameter: any kind) is not known to hold a device, so its
+    index is taken by the function that takes every kind, None included."""
+    source = b"import torch\nclass T:\n    def __init__(self, device):\n        self.device = device\n" \
+             b"    def run(self):\n        with torch.cuda.device(self.device):\n            pass\n"
+    migrated = migrate_source(source, targets.get("accelerator"), "t.py").source.decode()
+    assert "torch.accelerator.device_index(accelerator_device(self.device).index)" in migrated

@@ -1,6 +1,6 @@
 """Which names in a file hold a device (or a device's name), as opposed to an index or None.
 
-`.cuda(x)` takes all four kinds. Where the target's device type is known only at run time, the
+`.cuda(x)` and `torch.cuda.device(x)` take all four kinds. Where the target's device type is known only at run time, the
 rewrite must know which kind `x` is to write what a person would (`x.to(device)` for a device,
 `torch.device(DEVICE_TYPE, gpu)` for an index), and falls back to the target's `device_function`,
 which takes any kind, when it cannot tell. A name holds a device when every binding of it in the

@@ -42,8 +42,9 @@ def mentions(target_name: str) -> Mentions:
 # In a file with a device-index source, the index may be set in one definition and used in
 # another: the names that hold one are found first, and what mentions them is kept whole.
 MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
-# Where `x.cuda(d)` has a `d`, a target with a device function needs to know which names hold a device.
-MENTIONS_CUDA_ARGUMENT = re.compile(rb"\.cuda\(\s*[^)\s]")
+# Where `x.cuda(d)` or `torch.cuda.device(d)` has a `d`, a target with a device function needs to
+# know which names hold a device.
+MENTIONS_DEVICE_ARGUMENT = re.compile(rb"\bcuda(?:\.device)?\(\s*[^)\s]")
 IMPORT_CODE = "TP000"
 
 
@@ -93,7 +94,7 @@ def _read(source: bytes, mentioned: Mentions, device_kinds: bool = False) -> Rea
     if tree is None:
         return Reading(source)
     indices = index_names(tree) if MENTIONS_INDEX_SOURCE.search(source) else frozenset()
-    devices = device_names(tree) if device_kinds and MENTIONS_CUDA_ARGUMENT.search(source) else frozenset()
+    devices = device_names(tree) if device_kinds and MENTIONS_DEVICE_ARGUMENT.search(source) else frozenset()
     kept = mentioned.extended(mentions_of(indices)) if indices else mentioned
     elision = elide(source, kept, tree)
     if elision is None:

@@ -236,14 +236,9 @@ class CudaApiRule(ApiReferenceRule):
             return None
         if isinstance(value, cst.Call) and is_device_value(value):
             return lambda source: f"{source}.index"
-        if is_device_value(value) or source_of(value) in self.context.device_names or _names_a_device(value):
+        if is_device_value(value) or source_of(value) in self.context.device_names:
             return lambda source: f"torch.device({source}).index"
         return lambda source: f"{any_device_source(self.target, source)}.index"
-
-
-def _names_a_device(value: cst.BaseExpression) -> bool:
-    """`x.device`: a tensor's or a module's device (or a device's name held as an option)."""
-    return isinstance(value, cst.Attribute) and value.attr.value == "device"
 
 
 def _without_statement(line: cst.SimpleStatementLine, statement: cst.Expr) -> cst.BaseStatement:
