@@ -77,7 +77,7 @@ def test_custom_fwd_turns_autocast_off_inside_on_the_target(runtime_on, cpu_bf16
     assert seen == {"autocast": False, "dtype": torch.float32}
 
 
-@pytest.mark.parametrize("target", ["cpu"])
+@pytest.mark.parametrize("target", ["cpu", "accelerator"])
 @pytest.mark.parametrize("flags, expected", [({"avx512_bf16": True}, True), ({"sve_bf16": True}, True),
                                              ({"avx2": True}, False), ({"avx512_bf16": False}, False)])
 def test_cpu_autocast_stays_on_only_where_the_cpu_computes_bfloat16_natively(runtime_on, monkeypatch, flags,
