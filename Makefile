@@ -34,6 +34,7 @@ demo: venv
 bench: venv
 	$(PY) bench/migrate.py
 	$(PY) bench/runtime.py
+	$(PY) bench/fallback.py
 	$(PY) bench/optim.py
 	$(PY) bench/shapes.py
 

@@ -2,12 +2,15 @@
 same steps written natively for the CPU, in one process, interleaved.
 
 Two bundled examples are used: the MLP of examples/amp_classifier.py (tiny steps: the worst case
-for per-call overhead) and the CNN of examples/cnn_benchmark.py. Each step is written twice, in the
-examples' CUDA style (`.to("cuda")`, `torch.cuda.amp.autocast()`, `torch.cuda.amp.GradScaler()`,
-`torch.cuda.synchronize()`) and natively for the CPU (`.to("cpu")`, `torch.autocast("cpu",
-bfloat16)`, `GradScaler("cpu")`: what `torchport migrate --target cpu` writes). The CUDA steps run
-under `torchport.runtime.apply("cpu")`, the machinery behind `torchport run`. Blocks of steps
-alternate between the two; each adjacent pair gives a ratio, and the median ratio is reported.
+for per-call overhead) and the CNN of examples/cnn_benchmark.py. Their training step is
+bench/_cuda_steps.py, in the examples' CUDA style (`.cuda()`, `.to("cuda")`,
+`torch.cuda.amp.autocast()`, `torch.cuda.amp.GradScaler()`, `torch.cuda.synchronize()`). The CUDA
+step runs as it is under `torchport.runtime.apply("cpu")`, the machinery behind `torchport run`;
+the native side is that file as `torchport migrate --target cpu` writes it, migrated here. So both
+sides do the same work on every host: bfloat16 autocast where the CPU computes bfloat16 natively,
+float32 where it does not (`SIMULATE_NATIVE_BF16=0 PYTHONPATH=tests/cpu_bf16` runs the bench
+as on such a CPU). Blocks of steps alternate between the two; each adjacent pair gives a ratio, and
+the median ratio is reported.
 
     python bench/runtime.py [--rounds 40] [--steps 10] [--warmup 40]
 """
@@ -17,63 +20,31 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import importlib.util
 import io
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
+from _migrated import load, migrated
 from torchport import runtime
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+STEPS = Path(__file__).resolve().with_name("_cuda_steps.py")
 
 
 def example_module(name: str):
     """Import an example for its model class (its main() is not run)."""
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load(EXAMPLES / f"{name}.py", f"example_{name}")
 
 
-def cuda_step(model, optimizer, scaler, x, y):
-    x = x.to("cuda", non_blocking=True)
-    y = y.to("cuda", non_blocking=True)
-    optimizer.zero_grad(set_to_none=True)
-    with torch.cuda.amp.autocast():
-        loss = F.cross_entropy(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    torch.cuda.synchronize()
-    return loss.item()
-
-
-def cpu_step(model, optimizer, scaler, x, y):
-    x = x.to("cpu", non_blocking=True)
-    y = y.to("cpu", non_blocking=True)
-    optimizer.zero_grad(set_to_none=True)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        loss = F.cross_entropy(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
-
-
-def setup(make_model, cuda: bool):
-    torch.manual_seed(0)
-    if cuda:  # as the CUDA example writes it; runs with the runtime applied
-        model = make_model().cuda()
-        scaler = torch.cuda.amp.GradScaler()
-    else:
-        model = make_model().to("cpu")
-        scaler = torch.amp.GradScaler("cpu")
-    return model, torch.optim.AdamW(model.parameters(), lr=1e-3), scaler
+def steps(out: Path):
+    """The CUDA steps module, and the same file migrated to the CPU (written under `out`)."""
+    cuda = load(STEPS, "cuda_steps")
+    return cuda, load(migrated(STEPS, "cpu", out), "cuda_steps_migrated_to_cpu")
 
 
 CLOCK = time.perf_counter  # main() switches to the thread's CPU clock when torch runs one thread
@@ -108,10 +79,11 @@ def ported(log: str | None):
             runtime.undo()
 
 
-def compare(name, make_model, batches, rounds: int, warmup: int, log: str | None):
-    native_state = setup(make_model, cuda=False)
+def compare(name, make_model, batches, rounds: int, warmup: int, log: str | None, cuda, native):
+    cpu_step, cuda_step = native.step, cuda.step
+    native_state = native.setup(make_model)
     with ported(log):
-        cuda_state = setup(make_model, cuda=True)
+        cuda_state = cuda.setup(make_model)
     for _ in range(warmup):  # oneDNN, autocast and optimizer warm-up; a few dozen steps on a CPU
         timed_block(cpu_step, native_state, batches[:1])
         with ported(log):
@@ -185,8 +157,12 @@ def main() -> int:
                    for _ in range(args.steps)]
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, clock {CLOCK.__name__}, "
           f"{args.rounds} rounds x {args.steps} steps per side")
-    ratios = [compare("amp_classifier", mlp, mlp_batches, args.rounds, args.warmup, args.log),
-              compare("cnn_benchmark", cnn, cnn_batches, args.rounds, args.warmup, args.log)]
+    with tempfile.TemporaryDirectory(prefix="torchport_bench_") as out:
+        cuda, native = steps(Path(out))
+        print(f"native side: {STEPS.name} migrated to cpu; autocast {'on' if native.CPU_BF16 else 'off'} "
+              f"(native bfloat16 {'yes' if native.CPU_BF16 else 'no'})")
+        ratios = [compare("amp_classifier", mlp, mlp_batches, args.rounds, args.warmup, args.log, cuda, native),
+                  compare("cnn_benchmark", cnn, cnn_batches, args.rounds, args.warmup, args.log, cuda, native)]
     per_call_cost()
     print(f"worst overhead ratio {max(ratios):.3f} (goal: <= 1.03)")
     return 0

@@ -1,13 +1,42 @@
-"""Fixtures shared by the test packages: the `torchport` command, in-process and as a process."""
+"""Fixtures shared by the test packages: the `torchport` command, in-process and as a process,
+and the CPU's bfloat16 support, which no test reads from the host."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "cpu_bf16"))
+import native_bf16  # noqa: E402  (tests/cpu_bf16: what torch.cpu.get_capabilities says here)
+
+
+def pytest_configure(config):
+    """Whether the CPU computes bfloat16 natively decides whether autocast stays on (targets/cpu.py),
+    and CI runs on other CPUs than this one. So every test, and every Python process it starts,
+    sees a CPU without native bfloat16 (SIMULATE_NATIVE_BF16=1 or 0 in the environment says
+    otherwise); a test whose outcome depends on it sets it with `cpu_bf16`, both ways."""
+    native = native_bf16.requested()
+    native = False if native is None else native
+    os.environ.update(native_bf16.environment(native))
+    native_bf16.force(native)
+
+
+@pytest.fixture
+def cpu_bf16(monkeypatch):
+    """cpu_bf16(native): for the rest of the test, torch here and in the processes the test starts
+    says the CPU does (True) or does not (False) compute bfloat16 natively."""
+    import torch
+
+    def set_native(native: bool) -> None:
+        monkeypatch.setenv(native_bf16.ENV, "1" if native else "0")
+        monkeypatch.setattr(torch.cpu, "get_capabilities", native_bf16.forced(torch.cpu.get_capabilities, native))
+
+    return set_native
 
 
 def _command() -> list[str]:

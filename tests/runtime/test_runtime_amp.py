@@ -1,4 +1,7 @@
-"""torch.cuda.amp, torch.autocast("cuda"), GradScaler and custom_fwd on the target."""
+"""torch.cuda.amp, torch.autocast("cuda"), GradScaler and custom_fwd on the target.
+
+Autocast stays on only where the CPU computes bfloat16 natively: the tests of what it does when on
+say that the CPU does (`cpu_bf16(True)`); one test checks both kinds of CPU."""
 
 from __future__ import annotations
 
@@ -7,7 +10,8 @@ import torch
 
 
 @pytest.mark.parametrize("target", ["cpu", "accelerator"])
-def test_cuda_amp_autocast_runs_bfloat16_on_the_cpu(runtime_on, target):
+def test_cuda_amp_autocast_runs_bfloat16_on_the_cpu(runtime_on, cpu_bf16, target):
+    cpu_bf16(True)
     runtime_on(target)
     layer = torch.nn.Linear(4, 4)
     with torch.cuda.amp.autocast():
@@ -18,7 +22,8 @@ def test_cuda_amp_autocast_runs_bfloat16_on_the_cpu(runtime_on, target):
         assert layer(torch.randn(2, 4)).dtype == torch.float32
 
 
-def test_autocast_cuda_spellings(runtime_on):
+def test_autocast_cuda_spellings(runtime_on, cpu_bf16):
+    cpu_bf16(True)
     runtime_on("cpu")
     layer = torch.nn.Linear(4, 4)
     for context in (torch.autocast("cuda", dtype=torch.float16), torch.autocast(device_type="cuda"),
@@ -49,7 +54,8 @@ def test_grad_scaler_defaults_and_a_training_step(runtime_on):
     assert not torch.equal(before, layer.weight)
 
 
-def test_custom_fwd_turns_autocast_off_inside_on_the_target(runtime_on):
+def test_custom_fwd_turns_autocast_off_inside_on_the_target(runtime_on, cpu_bf16):
+    cpu_bf16(True)
     runtime_on("cpu")
     seen = {}
 
@@ -71,10 +77,13 @@ def test_custom_fwd_turns_autocast_off_inside_on_the_target(runtime_on):
     assert seen == {"autocast": False, "dtype": torch.float32}
 
 
-@pytest.mark.parametrize("flags, expected", [({"avx512_bf16": True}, True), ({"avx2": True}, False)])
-def test_cpu_autocast_stays_on_only_where_the_cpu_computes_bfloat16_natively(runtime_on, monkeypatch, flags, expected):
+@pytest.mark.parametrize("target", ["cpu", "accelerator"])
+@pytest.mark.parametrize("flags, expected", [({"avx512_bf16": True}, True), ({"sve_bf16": True}, True),
+                                             ({"avx2": True}, False), ({"avx512_bf16": False}, False)])
+def test_cpu_autocast_stays_on_only_where_the_cpu_computes_bfloat16_natively(runtime_on, monkeypatch, flags,
+                                                                            expected, target):
     monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: flags)
-    runtime_on("cpu")
+    runtime_on(target)
     with torch.cuda.amp.autocast():
         assert torch.is_autocast_enabled("cpu") is expected
     with torch.autocast("cuda", dtype=torch.float16):

@@ -5,6 +5,7 @@ the device type is looked up once per file, and calls that need a device are gua
 """
 
 from torchport.targets.base import Target
+from torchport.targets.cpu import CPU_BF16
 from torchport.targets.fallbacks import HOST_PROPERTIES, legacy_tensor_types
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import adapted, noop
@@ -36,12 +37,17 @@ TARGET = Target(
         "TENSOR_TYPES": 'TENSOR_TYPES = torch.get_device_module(DEVICE_TYPE) if hasattr(torch.get_device_module(DEVICE_TYPE), "FloatTensor") else torch',
         # what x.cuda(device) moves to, for a device of a kind the rewrite cannot tell
         "accelerator_device": DEVICE_FUNCTION,
+        # autocast where it is faster than float32: on any accelerator; on the CPU it falls back
+        # to, only where that CPU computes bfloat16 natively (as the cpu target decides)
+        "CPU_BF16": CPU_BF16,
+        "AUTOCAST_OK": 'AUTOCAST_OK = DEVICE_TYPE != "cpu" or CPU_BF16',
     },
     device_function="accelerator_device",
     dist_backend="torch.distributed.get_default_backend_for_device(DEVICE_TYPE)",
     ddp_device_ids=True,
     guard=GUARD,
     float16_autocast='torch.float16 if DEVICE_TYPE != "cpu" else torch.bfloat16',
+    autocast_enabled="AUTOCAST_OK",
     unguarded=frozenset({"is_available", "current_accelerator"}),
     host_timing=True,
     overrides=dict(

@@ -7,7 +7,10 @@ from torchport.targets.fallbacks import legacy_tensor_types
 from torchport.targets.verdict import noop, same
 
 CUDA_NAMES = names(TORCH_SURFACE, "torch.cuda")
-NATIVE_BF16 = '"avx512_bf16", "amx_bf16", "bf16", "sve_bf16"'  # flags of torch.cpu.get_capabilities()
+NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16", "bf16", "sve_bf16")  # of torch.cpu.get_capabilities()
+NATIVE_BF16 = ", ".join(f'"{flag}"' for flag in NATIVE_BF16_FLAGS)  # (as written into migrated files)
+# Whether the CPU a migrated file runs on computes bfloat16 natively, as the file reads it.
+CPU_BF16 = f"CPU_BF16 = any(torch.cpu.get_capabilities().get(f, False) for f in ({NATIVE_BF16}))"
 
 TARGET = Target(
     name="cpu",
@@ -26,7 +29,7 @@ TARGET = Target(
     # ... and bfloat16 without AVX512-BF16 / AMX (x86) or BF16 (Arm) ran a ViT step 3-4x slower
     # than float32: autocast stays on only where the CPU computes bfloat16 natively.
     autocast_enabled="CPU_BF16",
-    definitions={"CPU_BF16": f"CPU_BF16 = any(torch.cpu.get_capabilities().get(f, False) for f in ({NATIVE_BF16}))"},
+    definitions={"CPU_BF16": CPU_BF16},
     host_timing=True,
     overrides={
         # torch.cpu has these, but they do nothing: a migrated script is cleaner without them.

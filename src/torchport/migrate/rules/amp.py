@@ -21,6 +21,7 @@ CUDA_AMP = "torch.cuda.amp."
 DEVICE_FIRST = {"autocast", "GradScaler"}  # take the device type as their first argument
 DEVICE_KEYWORD = {"custom_fwd", "custom_bwd"}  # take it as `device_type=`
 AUTOCASTS = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"}
+GATE_WHY = "off on a CPU without native bfloat16, where it runs slower than float32"
 
 
 def cuda_amp_parameters(name: str) -> list[str]:
@@ -95,7 +96,7 @@ class AmpRule(ApiReferenceRule):
             return with_arguments(moved, after=[_device_keyword(device)])
 
         if gate:
-            message += f"; on only where {gate} (the CPU computes bfloat16 natively)"
+            message += f"; on only where {gate} ({GATE_WHY})"
         self.change(call, fix, message, api=api, needs=f"{replacement} {device} {gate or ''}")
         if name == "autocast":
             self._float16(call)
@@ -139,7 +140,7 @@ class AmpRule(ApiReferenceRule):
         gate = self.target.autocast_enabled
         if gate:
             self.change(call, lambda updated: gated(updated, gate),
-                        f"autocast on only where {gate} (the CPU computes bfloat16 natively)", needs=gate)
+                        f"autocast on only where {gate} ({GATE_WHY})", needs=gate)
 
     def _float16(self, call: cst.Call) -> None:
         """(`dtype` is the second positional argument of torch.cuda.amp.autocast and torch.autocast alike.)"""
