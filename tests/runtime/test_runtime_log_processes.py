@@ -30,7 +30,8 @@ SCRIPT = textwrap.dedent("""
         for _ in range(3):
             x = torch.ones(2, device="cuda")
             torch.cuda.synchronize()
-        print(f"WORKER {index} pid {os.getpid()} {x.device.type}", flush=True)
+        # one write of a whole line: two workers share the pipe, and print() may write the text and its newline apart
+        os.write(1, f"WORKER {index} pid {os.getpid()} {x.device.type}\\n".encode())
 
 
     if __name__ == "__main__":
