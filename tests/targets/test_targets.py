@@ -3,7 +3,7 @@
 import pytest
 
 from torchport import targets
-from torchport.targets.surface import TORCH_SURFACE, cuda_apis, names
+from torchport.targets.surface import NPU_SURFACE, TORCH_SURFACE, cuda_apis, names
 from torchport.targets.verdict import Kind
 
 APIS = cuda_apis()
@@ -44,7 +44,7 @@ def test_verdicts_follow_the_generated_surface():
     # torch_npu has synchronize and the memory statistics: a 1:1 rename.
     assert npu.verdict("torch.cuda.max_memory_allocated").replacement == "torch.npu.max_memory_allocated"
     assert npu.verdict("torch.cuda.synchronize").kind is Kind.SAME
-    # torch.xpu has no CUDAGraph and no jiterator.
+    # torch.xpu has no jiterator.
     assert xpu.verdict("torch.cuda.jiterator").kind is Kind.UNSUPPORTED
 
 
@@ -95,3 +95,40 @@ def test_a_target_without_surface_data_is_refused_when_it_is_built():
 
     with pytest.raises(ValueError, match="no surface data"):
         replace(targets.get("xpu"), surface=frozenset())
+
+
+def _graph_apis() -> list[str]:
+    """CUDA's graph APIs, as torch.cuda.graphs exports them (read from torch, not listed here)."""
+    torch_cuda_graphs = pytest.importorskip("torch.cuda.graphs")
+    return [f"torch.cuda.{name}" for name in sorted(torch_cuda_graphs.__all__)]
+
+
+def _device_twin(target, cuda_name: str) -> str | None:
+    """What the target's surface calls `cuda_name`: the same name, or the device's for a class
+    CUDA names after itself (CUDAGraph -> NPUGraph); None where the surface has neither."""
+    if cuda_name in target.surface:
+        return cuda_name
+    if target.device_type is not None and cuda_name.startswith("CUDA"):
+        twin = target.device_type.upper() + cuda_name[len("CUDA"):]
+        return twin if twin in target.surface else None
+    return None
+
+
+@pytest.mark.parametrize("name", targets.names())
+def test_cuda_graphs_are_what_the_targets_device_module_has(name):
+    target = targets.get(name)
+    graph_apis = _graph_apis()
+    assert "torch.cuda.CUDAGraph" in graph_apis and "torch.cuda.graph" in graph_apis
+    for api in graph_apis:
+        twin = _device_twin(target, api.rsplit(".", 1)[1])
+        verdict = target.verdict(api)
+        if twin is None:
+            assert verdict.kind is Kind.UNSUPPORTED, verdict
+        else:
+            assert (verdict.kind, verdict.replacement) == (Kind.SAME, f"{target.device_module}.{twin}"), verdict
+
+
+def test_torch_npus_graph_class_is_cudagraphs_twin():
+    assert "NPUGraph" in names(NPU_SURFACE, "torch.npu")
+    assert targets.get("npu").verdict("torch.cuda.CUDAGraph").replacement == "torch.npu.NPUGraph"
+    assert targets.get("cpu").verdict("torch.cuda.CUDAGraph").kind is Kind.UNSUPPORTED

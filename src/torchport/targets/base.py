@@ -1,8 +1,9 @@
 """A target: everything the rewriter, the patcher and the analysers need to know about one backend.
 
 Verdicts for `torch.cuda.*` are derived, not listed by hand: a CUDA API whose name exists in the
-target's device module (per the generated surface) is `same`; otherwise the target's own
-`overrides`, then the portable fallbacks in `fallbacks.py`, then `unsupported`.
+target's device module (per the generated surface) is `same`, and so is a class CUDA names after
+itself where the device module has its twin (`CUDAGraph` is `torch.npu.NPUGraph`); otherwise the
+target's own `overrides`, then the portable fallbacks in `fallbacks.py`, then `unsupported`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from torchport.targets.verdict import Kind, Verdict, adapted, same, unsupported
 
 AMP_PREFIX = "torch.cuda.amp."
 DEVICE_MODULE = "torch.cuda"
+CUDA_PREFIX = "CUDA"  # of the classes CUDA names after itself (CUDAGraph, CUDAPluggableAllocator)
 
 
 # The Target fields that hold Python source (an expression written into migrated files and
@@ -120,10 +122,21 @@ class Target:
                     api, replacement, f"only when {self.guard}", guard=self.guard, value=value
                 )
             return same(api, replacement)
+        twin = self._device_named(name)
+        if twin is not None:
+            return same(api, f"{self.device_module}.{twin}", f"the same class, named after the {self.device_type}")
         fallback = fallbacks.verdict(api, name)
         if fallback is not None:
             return fallback
         return unsupported(api, f"{self.device_module} has no {name}; port this call by hand")
+
+    def _device_named(self, name: str) -> str | None:
+        """The name the target's device module gives a class CUDA names after itself
+        (`CUDAGraph` is `torch.npu.NPUGraph`, `torch.xpu.XPUGraph`), where it has one."""
+        if self.device_type is None or not name.startswith(CUDA_PREFIX):
+            return None
+        twin = self.device_type.upper() + name[len(CUDA_PREFIX):]
+        return twin if twin in self.surface else None
 
     def _amp_verdict(self, api: str) -> Verdict:
         name = api[len(AMP_PREFIX):]

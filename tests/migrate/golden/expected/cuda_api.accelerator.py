@@ -14,6 +14,10 @@ peak = (torch.accelerator.max_memory_allocated() if torch.accelerator.is_availab
 name = DEVICE_TYPE
 props = (torch.get_device_module(DEVICE_TYPE).get_device_properties(0) if torch.accelerator.is_available() else types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), multi_processor_count=os.cpu_count()))
 graphed = torch.cuda.make_graphed_callables(model, (x,))
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    y = model(x)
+g.replay()
 torch.set_default_device(DEVICE_TYPE)
 torch.set_default_tensor_type(TENSOR_TYPES.HalfTensor)
 torch.set_default_device(DEVICE_TYPE)

@@ -12,6 +12,10 @@ peak = 0 / 2**20
 name = platform.processor()
 props = types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), multi_processor_count=os.cpu_count())
 graphed = torch.cuda.make_graphed_callables(model, (x,))
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    y = model(x)
+g.replay()
 torch.set_default_device("mps")
 torch.set_default_tensor_type(torch.cuda.HalfTensor)
 torch.set_default_device("mps")
