@@ -1,8 +1,11 @@
 """The knowledge base: every torch.cuda API has a verdict on every target, derived from the data."""
 
+import types
+
 import pytest
 
 from torchport import targets
+from torchport.targets import fallbacks
 from torchport.targets.surface import NPU_SURFACE, TORCH_SURFACE, cuda_apis, names
 from torchport.targets.verdict import Kind
 
@@ -132,3 +135,38 @@ def test_torch_npus_graph_class_is_cudagraphs_twin():
     assert "NPUGraph" in names(NPU_SURFACE, "torch.npu")
     assert targets.get("npu").verdict("torch.cuda.CUDAGraph").replacement == "torch.npu.NPUGraph"
     assert targets.get("cpu").verdict("torch.cuda.CUDAGraph").kind is Kind.UNSUPPORTED
+
+
+def _host_memory_info(os_module):
+    """The target's host_memory_info, run against `os_module` (a stand-in for one system's os)."""
+    namespace = {"os": os_module}
+    exec(fallbacks.DEFINITIONS["host_memory_info"], namespace)
+    return namespace["host_memory_info"]()
+
+
+def _system(counts: dict[str, int] | None):
+    """An `os` whose sysconf knows `counts` (None: a system without sysconf, such as Windows)."""
+    if counts is None:
+        return types.SimpleNamespace()
+    return types.SimpleNamespace(sysconf_names=dict.fromkeys(counts, 0), sysconf=counts.__getitem__)
+
+
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [
+        pytest.param({"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 1000, "SC_AVPHYS_PAGES": 250}, (4096 * 250, 4096 * 1000),
+                     id="Linux counts free pages"),
+        pytest.param({"SC_PAGE_SIZE": 16384, "SC_PHYS_PAGES": 1000}, (16384 * 1000, 16384 * 1000),
+                     id="macOS does not: free is the total"),
+        pytest.param(None, (0, 0), id="Windows has no sysconf: nothing is known"),
+    ],
+)
+def test_mem_get_info_is_the_hosts_free_and_total_memory(counts, expected):
+    assert _host_memory_info(_system(counts)) == expected
+
+
+@pytest.mark.parametrize("name", ["cpu", "mps", "accelerator"])
+def test_mem_get_info_has_an_answer_where_the_device_module_has_none(name):
+    verdict = targets.get(name).verdict("torch.cuda.mem_get_info")
+    assert verdict.kind is not Kind.UNSUPPORTED
+    assert verdict.value == "host_memory_info()" and "host_memory_info" in targets.get(name).definitions

@@ -12,6 +12,9 @@ import re
 
 from torchport.targets.base import definitions_used
 
+_MODULE_ROOT = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\.")  # torch, contextlib, platform, ...
+_STRING = re.compile(r"[A-Za-z]*(\"[^\"]*\"|'[^']*')")  # (a docstring's words name no module)
+
 
 class TargetError(ValueError):
     """The requested target is unknown or not available on this machine (one line)."""
@@ -71,7 +74,7 @@ def evaluate(expression: str, device_type: str, definitions: dict[str, str] | No
     definitions = definitions or {}
     statements = [definitions[name] for name in definitions_used(definitions, expression) if name not in namespace]
     for source in [*statements, expression]:
-        for root in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\.", source)):  # torch, contextlib, platform, ...
+        for root in set(_MODULE_ROOT.findall(_STRING.sub('""', source))):
             if root not in namespace and root not in definitions:
                 namespace[root] = importlib.import_module(root)
     for statement in statements:

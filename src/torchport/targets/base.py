@@ -55,6 +55,7 @@ class Target:
     device_type_expr: str = ""  # source expression for the device type (defaults to the literal)
     # Module-level names the target's expressions use, each with the statement that defines it
     # (`DEVICE_TYPE = ...`): migrate inserts the statement where the name is used, run evaluates it.
+    # Those of the portable fallbacks (fallbacks.DEFINITIONS) are added to every target's.
     definitions: dict[str, str] = field(default_factory=dict)
     # One of the definitions, a function: the target's device for whatever `x.cuda(d)` takes (an
     # index, None, a device or its name), for a `d` whose kind the rewrite cannot tell.
@@ -85,6 +86,8 @@ class Target:
         a source expression that does not parse would be written into every migrated file."""
         if not self.surface:
             raise ValueError(f"target {self.name}: no surface data for {self.device_module}")
+        # (after the target's own: the fallbacks' answers use none of them)
+        object.__setattr__(self, "definitions", {**self.definitions, **fallbacks.DEFINITIONS})
         for name, statement in self.definitions.items():
             if not statement.startswith((f"{name} = ", f"def {name}(")):
                 raise ValueError(f"target {self.name}: the definition of {name} must assign it or define it")

@@ -9,6 +9,7 @@ n = torch.npu.device_count()
 peak = torch.npu.max_memory_allocated() / 2**20
 name = torch.npu.get_device_name(0)
 props = torch.npu.get_device_properties(0)
+free, total = torch.npu.mem_get_info()
 graphed = torch.npu.make_graphed_callables(model, (x,))
 g = torch.npu.NPUGraph()
 with torch.npu.graph(g):
