@@ -58,6 +58,7 @@ PROJECTS = {
     "stream_prefetcher": Project(),
     "syncbn_spawn": Project(),
     "device_kinds": Project(),
+    "event_timing": Project(),
 }
 
 TARGETS = ["cpu", "accelerator"]

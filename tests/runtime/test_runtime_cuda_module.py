@@ -109,6 +109,20 @@ def test_timing_events_read_the_host_clock(runtime_on):
         torch.cuda.Event().elapsed_time(end)
 
 
+@pytest.mark.parametrize("target", ["cpu", "accelerator"])
+def test_timing_events_kept_in_lists_and_dicts_read_the_host_clock(runtime_on, target, monkeypatch):
+    runtime_on(target)
+    ticks = iter(range(100))
+    monkeypatch.setattr(time, "perf_counter", lambda: next(ticks) / 1000)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+    marks = {"end": [torch.cuda.Event(enable_timing=True) for _ in range(2)]}
+    for start, end in zip(starts, marks["end"]):
+        start.record()
+        end.record()
+    torch.cuda.synchronize()
+    assert [s.elapsed_time(e) for s, e in zip(starts, marks["end"])] == pytest.approx([1.0, 1.0])
+
+
 def test_streams_become_the_targets_streams(runtime_on):
     runtime_on("cpu")
     stream = torch.cuda.Stream()

@@ -8,12 +8,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import re
 
-from torchport.targets.base import definitions_used
-
-_MODULE_ROOT = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\.")  # torch, contextlib, platform, ...
-_STRING = re.compile(r"[A-Za-z]*(\"[^\"]*\"|'[^']*')")  # (a docstring's words name no module)
+from torchport.targets.base import definitions_used, dotted_names
 
 
 class TargetError(ValueError):
@@ -74,7 +70,7 @@ def evaluate(expression: str, device_type: str, definitions: dict[str, str] | No
     definitions = definitions or {}
     statements = [definitions[name] for name in definitions_used(definitions, expression) if name not in namespace]
     for source in [*statements, expression]:
-        for root in set(_MODULE_ROOT.findall(_STRING.sub('""', source))):
+        for root in {dotted.split(".")[0] for dotted in dotted_names(source)}:  # torch, contextlib, platform, ...
             if root not in namespace and root not in definitions:
                 namespace[root] = importlib.import_module(root)
     for statement in statements:

@@ -5,7 +5,7 @@ the device type is looked up once per file, and calls that need a device are gua
 """
 
 from torchport.targets.base import Target
-from torchport.targets.fallbacks import HOST_MEMORY, HOST_PROPERTIES, legacy_tensor_types
+from torchport.targets.fallbacks import HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, host_event_class, legacy_tensor_types
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import adapted, noop
 
@@ -36,6 +36,7 @@ TARGET = Target(
         "TENSOR_TYPES": 'TENSOR_TYPES = torch.get_device_module(DEVICE_TYPE) if hasattr(torch.get_device_module(DEVICE_TYPE), "FloatTensor") else torch',
         # what x.cuda(device) moves to, for a device of a kind the rewrite cannot tell
         "accelerator_device": DEVICE_FUNCTION,
+        HOST_EVENT: host_event_class(f"if {GUARD}:\n    torch.accelerator.synchronize()"),
     },
     device_function="accelerator_device",
     dist_backend="torch.distributed.get_default_backend_for_device(DEVICE_TYPE)",

@@ -8,6 +8,7 @@ target's own `overrides`, then the portable fallbacks in `fallbacks.py`, then `u
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
@@ -32,6 +33,27 @@ def _check_source(target: str, what: str, source: str | None, mode: str) -> None
         compile(source, f"<target {target}: {what}>", mode)
     except SyntaxError as error:
         raise ValueError(f"target {target}: {what} is not valid Python ({error.msg}): {source}") from None
+
+
+_DOTTED_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # `platform.processor`
+_STRING = re.compile(r"[A-Za-z]*(\"[^\"]*\"|'[^']*')")  # (a string's words, a docstring's, name nothing)
+
+
+def dotted_names(source: str) -> list[str]:
+    """The dotted names (`os.sysconf`, `torch.accelerator.synchronize`) that a target's source
+    reads from outside: not those of names it binds itself (a definition's `self.time`).
+    `source` may also be several expressions side by side (what a rewrite says it needs)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        tree = ast.Module(body=[], type_ignores=[])  # (expressions side by side bind nothing)
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+    return [dotted for dotted in _DOTTED_NAME.findall(_STRING.sub('""', source)) if dotted.split(".")[0] not in bound]
 
 
 def definitions_used(definitions: dict[str, str], source: str) -> list[str]:
@@ -68,7 +90,7 @@ class Target:
     ddp_device_ids: bool = True  # False: DDP(device_ids=...) is dropped (CPU modules take None)
     visible_devices_env: str | None = None  # what CUDA_VISIBLE_DEVICES becomes (None: report only)
     float16_autocast: str | None = None  # what autocast's float16 becomes (None: kept)
-    host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events)
+    host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events); needs HostEvent
     profiler_activity: str | None = None  # what ProfilerActivity.CUDA becomes ("XPU"); None: no such activity
     profiler_module: str | None = None  # a profiler of its own that stands for torch.profiler (torch_npu.profiler)
     profiler_names: frozenset[str] = frozenset()  # the names of torch.profiler it has (from its surface)
@@ -89,8 +111,10 @@ class Target:
         # (after the target's own: the fallbacks' answers use none of them)
         object.__setattr__(self, "definitions", {**self.definitions, **fallbacks.DEFINITIONS})
         for name, statement in self.definitions.items():
-            if not statement.startswith((f"{name} = ", f"def {name}(")):
+            if not statement.startswith((f"{name} = ", f"def {name}(", f"class {name}:")):
                 raise ValueError(f"target {self.name}: the definition of {name} must assign it or define it")
+        if self.host_timing and fallbacks.HOST_EVENT not in self.definitions:
+            raise ValueError(f"target {self.name}: host timing needs a {fallbacks.HOST_EVENT} definition")
             _check_source(self.name, name, statement, "exec")
         if self.device_function is not None and not self.definitions.get(self.device_function, "").startswith("def "):
             raise ValueError(f"target {self.name}: its device function {self.device_function} is not a function it defines")

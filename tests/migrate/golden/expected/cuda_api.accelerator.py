@@ -7,7 +7,7 @@ TENSOR_TYPES = torch.get_device_module(DEVICE_TYPE) if hasattr(torch.get_device_
 
 
 def host_memory_info():
-    """(free, total) bytes of the host's memory: what torch.cuda.mem_get_info() gives for a GPU."""
+    """(free, total) bytes of the host's memory, as CUDA's mem_get_info() gives them for a GPU."""
     counts = getattr(os, "sysconf_names", {})
     if "SC_PHYS_PAGES" not in counts:
         return 0, 0
