@@ -84,6 +84,9 @@ class Target:
     device_function: str | None = None
     autocast_enabled: str | None = None  # ANDed with an autocast's `enabled` (None: kept as written)
     tensor_method: str | None = None  # x.cuda() -> x.<tensor_method>(); None: x.to(<device>)
+    # What a storage's .cuda() becomes (in torch.load's map_location); None: storage.to(device=<device>).
+    # torch's storages have .cpu(), and a method for each renamed privateuse1 backend (torch_npu's .npu()).
+    storage_method: str | None = None
     keeps_device_index: bool = True  # "cuda:1" -> "<type>:1"; False: the index is dropped
     setup_import: str | None = None  # e.g. "torch_npu": imported right after `import torch`
     dist_backend: str = "gloo"  # source expression for what "nccl" becomes

@@ -19,6 +19,7 @@ TARGET = Target(
     surface_version=f"torch {version(TORCH_SURFACE)}",
     device_type="cpu",
     tensor_method="cpu",
+    storage_method="cpu",
     keeps_device_index=False,
     dist_backend='"gloo"',
     ddp_device_ids=False,
