@@ -27,7 +27,8 @@ class CheckpointLocationRule(Rule):
     """
 
     code = "TP023"
-    mentions = rb"\bload\b"
+    # (`torch.load(`, `torch.jit.load(`, or `load` imported: not every json.load or pickle.load)
+    mentions = rb"\b(?:torch|jit|serialization)\.load\b|\bimport\b[^\n]*\bload\b"
     reads = LOADERS
     title = "checkpoints loaded onto the device"
 
