@@ -75,3 +75,21 @@ def cli(capsys):
         return status, captured.out, captured.err
 
     return run
+
+
+@pytest.fixture(scope="session")
+def save_on_gpu():
+    """`save_on_gpu(obj, path)`: torch.save as a GPU run saves, every storage tagged "cuda:0"
+    (what torch.load restores it onto), written here without a GPU."""
+    return save_as_if_on_gpu
+
+
+def save_as_if_on_gpu(obj, path) -> None:
+    """torch.save(obj, path) with the location tag a CUDA storage gets: torch.save reads each
+    storage's tag from torch.serialization.location_tag, answered here for a GPU."""
+    from unittest import mock
+
+    import torch.serialization
+
+    with mock.patch.object(torch.serialization, "location_tag", lambda storage: "cuda:0"):
+        torch.save(obj, path)

@@ -19,6 +19,7 @@ ran on the CPU, with its own CPU switch, still runs after migration.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -44,6 +45,9 @@ class Project(NamedTuple):
     cpu_args: tuple[str, ...] = ()  # the script's own switch to the CPU, used in "original" mode
     unmodified: bool = False  # runs as it is on this CPU-only machine
     launcher: str = "python"  # "python" (mp.spawn scripts too) or "torchrun" (two ranks)
+    # A file the script resumes from, written into each run's working directory as a GPU run
+    # saves it (storages tagged "cuda:0"), from the project's checkpoint_of_the_gpu_run().
+    gpu_checkpoint: str = ""
 
 
 PROJECTS = {
@@ -58,6 +62,8 @@ PROJECTS = {
     "stream_prefetcher": Project(),
     "syncbn_spawn": Project(),
     "device_kinds": Project(),
+    "event_timing": Project(),
+    "gpu_resume": Project(gpu_checkpoint="checkpoint.pth.tar"),
 }
 
 TARGETS = ["cpu", "accelerator"]
@@ -116,11 +122,22 @@ def _run(name: str, mode: str, migrations: dict, cwd: Path) -> subprocess.Comple
     return _execute(_command(name, mode, script), cwd, mode)
 
 
+def _write_gpu_checkpoint(name: str, cwd: Path, save_on_gpu) -> None:
+    """The checkpoint project `name` resumes from, as its GPU run saved it, in `cwd`."""
+    spec = importlib.util.spec_from_file_location(f"project_{name}", PROJECT_DIR / f"{name}.py")
+    project = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(project)
+    save_on_gpu(project.checkpoint_of_the_gpu_run(), cwd / PROJECTS[name].gpu_checkpoint)
+
+
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[tuple[str, str], subprocess.CompletedProcess]:
+def runs(tmp_path_factory, save_on_gpu) -> dict[tuple[str, str], subprocess.CompletedProcess]:
     """Every (project, mode) run, two at a time; each project is migrated once per target."""
     outs = {target: tmp_path_factory.mktemp(f"migrated-{target}") / "out" for target in TARGETS}
     cwds = {case: tmp_path_factory.mktemp(f"{case[0]}-{case[1]}") for case in RUNS}
+    for (name, _), cwd in cwds.items():
+        if PROJECTS[name].gpu_checkpoint:
+            _write_gpu_checkpoint(name, cwd, save_on_gpu)
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {target: pool.submit(_migrate, target, out) for target, out in outs.items()}
         migrations = {target: (jobs[target].result(), outs[target]) for target in TARGETS}
@@ -139,6 +156,15 @@ def _reached_final_line(result: subprocess.CompletedProcess) -> bool:
 
 def _story(result: subprocess.CompletedProcess) -> str:
     return f"{' '.join(map(str, result.args))}\nexit {result.returncode}\n{result.stdout[-1500:]}\n{result.stderr[-3000:]}"
+
+
+def test_a_gpu_checkpoint_does_not_load_here_as_it_is(tmp_path, save_on_gpu):
+    import torch
+
+    for name in (n for n, p in PROJECTS.items() if p.gpu_checkpoint):
+        _write_gpu_checkpoint(name, tmp_path, save_on_gpu)
+        with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+            torch.load(tmp_path / PROJECTS[name].gpu_checkpoint)
 
 
 def test_every_project_is_there_and_the_marks_cover_every_kind():

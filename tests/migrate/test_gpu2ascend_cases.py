@@ -17,11 +17,15 @@ SETUP = "import torch_npu\n"
 
 CASES = {
     # torch.load's map_location (ArgsModifyRule on torch.load)
-    "load without map_location": ("import torch\ntorch.load('m.pt')\n", "import torch\ntorch.load('m.pt')\n"),
+    # (better, TP023: a load without a location gets the NPU's; left as is, a checkpoint saved on
+    # a GPU restores its storages on CUDA, and fails)
+    "load without map_location": ("import torch\ntorch.load('m.pt')\n",
+                                  "import torch\nimport torch_npu\ntorch.load('m.pt', map_location='npu')\n"),
     "load with a pickle module": ("import torch\ntorch.load('m.pt', pickle_module=p)\n",
-                                  "import torch\ntorch.load('m.pt', pickle_module=p)\n"),
+                                  "import torch\nimport torch_npu\ntorch.load('m.pt', map_location='npu', pickle_module=p)\n"),
     "load with other keywords": ("import torch\ntorch.load('m.pt', pickle_module=p, weights_only=w)\n",
-                                 "import torch\ntorch.load('m.pt', pickle_module=p, weights_only=w)\n"),
+                                 "import torch\nimport torch_npu\n"
+                                 "torch.load('m.pt', map_location='npu', pickle_module=p, weights_only=w)\n"),
     "load onto cuda:0": ("import torch\ntorch.load('m.pt', map_location='cuda:0')\n",
                          "import torch\nimport torch_npu\ntorch.load('m.pt', map_location='npu:0')\n"),
     "load onto cuda:0 after a keyword": ("import torch\ntorch.load('m.pt', pickle_module=p, map_location='cuda:0')\n",

@@ -100,8 +100,9 @@ def train(rank, model, batch, loader, i):
         if not on_gpu:
             print("WARNING: You have a CUDA device, so you should probably run with --cuda")
     state = torch.load("ckpt.pt", map_location="cuda:0")
+    last = torch.load("last.pt")
     print("saved to cuda_best.pt on cuda")
-    return device, fallback, names, on_gpu, batch, ones, y, z, w, other, scaler2, elapsed, peak, name, count, state
+    return device, fallback, names, on_gpu, batch, ones, y, z, w, other, scaler2, elapsed, peak, name, count, state, last
 '''
 UNSUPPORTED_ON_CPU = "import torch\n\ngraphed = torch.cuda.make_graphed_callables(model, (x,))\n"
 UNKNOWN = "import torch\n\nweird = torch.cuda.not_a_real_api()\n"

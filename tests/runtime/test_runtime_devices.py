@@ -8,7 +8,7 @@ import warnings
 import pytest
 import torch
 
-from torchport import targets
+from torchport import runtime, targets
 from torchport.runtime.devices import DeviceMapper
 
 
@@ -80,25 +80,42 @@ def test_load_maps_map_location_but_never_file_names(runtime_on, tmp_path):
         assert torch.equal(torch.load(path, map_location=location)["w"], torch.arange(3))
 
 
-def _saved_as_if_on_cuda(tensor) -> bytes:
+def _saved_as_if_on_cuda(tensor, save_on_gpu) -> bytes:
     """A checkpoint whose storages say they were on cuda:0, as one saved on a GPU machine does."""
     buffer = io.BytesIO()
-    original = torch.serialization.location_tag
-    torch.serialization.location_tag = lambda storage: "cuda:0"
-    try:
-        torch.save({"w": tensor}, buffer)
-    finally:
-        torch.serialization.location_tag = original
+    save_on_gpu({"w": tensor}, buffer)
     return buffer.getvalue()
 
 
-def test_load_restores_cuda_checkpoints_on_the_target(runtime_on):
-    data = _saved_as_if_on_cuda(torch.arange(4.0))
+def test_load_restores_cuda_checkpoints_on_the_target(runtime_on, save_on_gpu):
+    data = _saved_as_if_on_cuda(torch.arange(4.0), save_on_gpu)
     with pytest.raises(RuntimeError):  # plain torch on a machine without CUDA
         torch.load(io.BytesIO(data))
     runtime_on("cpu")
     loaded = torch.load(io.BytesIO(data))
     assert loaded["w"].device.type == "cpu" and torch.equal(loaded["w"], torch.arange(4.0))
+
+
+@pytest.mark.parametrize("target", ["cpu", "accelerator"])
+def test_a_storage_moved_with_cuda_in_map_location_goes_to_the_target(runtime_on, save_on_gpu, target):
+    data = _saved_as_if_on_cuda(torch.arange(4.0), save_on_gpu)
+    runtime_on(target)
+    for location in (lambda storage, loc: storage.cuda(), lambda storage, loc: storage.cuda(0)):
+        loaded = torch.load(io.BytesIO(data), map_location=location)
+        assert loaded["w"].device.type == "cpu" and torch.equal(loaded["w"], torch.arange(4.0))
+
+
+def test_jit_load_loads_onto_the_target(runtime_on, tmp_path):
+    path = tmp_path / "scripted.pt"
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), path)
+    log = tmp_path / "run.log"
+    runtime_on("cpu", log=str(log))
+    for location in ((), ("cuda:0",)):
+        assert torch.jit.load(path, *location).weight.device.type == "cpu"
+    runtime.undo()  # (the log is written out)
+    text = log.read_text()
+    assert "torch.jit.load(map_location=None) -> torch.jit.load(map_location='cpu')" in text
+    assert "torch.jit.load(map_location='cuda:0') -> torch.jit.load(map_location='cpu')" in text
 
 
 def test_generators_for_cuda_are_made_for_the_target(runtime_on):

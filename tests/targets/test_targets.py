@@ -1,9 +1,12 @@
 """The knowledge base: every torch.cuda API has a verdict on every target, derived from the data."""
 
+import types
+
 import pytest
 
 from torchport import targets
-from torchport.targets.surface import TORCH_SURFACE, cuda_apis, names
+from torchport.targets import fallbacks
+from torchport.targets.surface import NPU_SURFACE, TORCH_SURFACE, cuda_apis, names
 from torchport.targets.verdict import Kind
 
 APIS = cuda_apis()
@@ -44,7 +47,7 @@ def test_verdicts_follow_the_generated_surface():
     # torch_npu has synchronize and the memory statistics: a 1:1 rename.
     assert npu.verdict("torch.cuda.max_memory_allocated").replacement == "torch.npu.max_memory_allocated"
     assert npu.verdict("torch.cuda.synchronize").kind is Kind.SAME
-    # torch.xpu has no CUDAGraph and no jiterator.
+    # torch.xpu has no jiterator.
     assert xpu.verdict("torch.cuda.jiterator").kind is Kind.UNSUPPORTED
 
 
@@ -95,3 +98,75 @@ def test_a_target_without_surface_data_is_refused_when_it_is_built():
 
     with pytest.raises(ValueError, match="no surface data"):
         replace(targets.get("xpu"), surface=frozenset())
+
+
+def _graph_apis() -> list[str]:
+    """CUDA's graph APIs, as torch.cuda.graphs exports them (read from torch, not listed here)."""
+    torch_cuda_graphs = pytest.importorskip("torch.cuda.graphs")
+    return [f"torch.cuda.{name}" for name in sorted(torch_cuda_graphs.__all__)]
+
+
+def _device_twin(target, cuda_name: str) -> str | None:
+    """What the target's surface calls `cuda_name`: the same name, or the device's for a class
+    CUDA names after itself (CUDAGraph -> NPUGraph); None where the surface has neither."""
+    if cuda_name in target.surface:
+        return cuda_name
+    if target.device_type is not None and cuda_name.startswith("CUDA"):
+        twin = target.device_type.upper() + cuda_name[len("CUDA"):]
+        return twin if twin in target.surface else None
+    return None
+
+
+@pytest.mark.parametrize("name", targets.names())
+def test_cuda_graphs_are_what_the_targets_device_module_has(name):
+    target = targets.get(name)
+    graph_apis = _graph_apis()
+    assert "torch.cuda.CUDAGraph" in graph_apis and "torch.cuda.graph" in graph_apis
+    for api in graph_apis:
+        twin = _device_twin(target, api.rsplit(".", 1)[1])
+        verdict = target.verdict(api)
+        if twin is None:
+            assert verdict.kind is Kind.UNSUPPORTED, verdict
+        else:
+            assert (verdict.kind, verdict.replacement) == (Kind.SAME, f"{target.device_module}.{twin}"), verdict
+
+
+def test_torch_npus_graph_class_is_cudagraphs_twin():
+    assert "NPUGraph" in names(NPU_SURFACE, "torch.npu")
+    assert targets.get("npu").verdict("torch.cuda.CUDAGraph").replacement == "torch.npu.NPUGraph"
+    assert targets.get("cpu").verdict("torch.cuda.CUDAGraph").kind is Kind.UNSUPPORTED
+
+
+def _host_memory_info(os_module):
+    """The target's host_memory_info, run against `os_module` (a stand-in for one system's os)."""
+    namespace = {"os": os_module}
+    exec(fallbacks.DEFINITIONS["host_memory_info"], namespace)
+    return namespace["host_memory_info"]()
+
+
+def _system(counts: dict[str, int] | None):
+    """An `os` whose sysconf knows `counts` (None: a system without sysconf, such as Windows)."""
+    if counts is None:
+        return types.SimpleNamespace()
+    return types.SimpleNamespace(sysconf_names=dict.fromkeys(counts, 0), sysconf=counts.__getitem__)
+
+
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [
+        pytest.param({"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 1000, "SC_AVPHYS_PAGES": 250}, (4096 * 250, 4096 * 1000),
+                     id="Linux counts free pages"),
+        pytest.param({"SC_PAGE_SIZE": 16384, "SC_PHYS_PAGES": 1000}, (16384 * 1000, 16384 * 1000),
+                     id="macOS does not: free is the total"),
+        pytest.param(None, (0, 0), id="Windows has no sysconf: nothing is known"),
+    ],
+)
+def test_mem_get_info_is_the_hosts_free_and_total_memory(counts, expected):
+    assert _host_memory_info(_system(counts)) == expected
+
+
+@pytest.mark.parametrize("name", ["cpu", "mps", "accelerator"])
+def test_mem_get_info_has_an_answer_where_the_device_module_has_none(name):
+    verdict = targets.get(name).verdict("torch.cuda.mem_get_info")
+    assert verdict.kind is not Kind.UNSUPPORTED
+    assert verdict.value == "host_memory_info()" and "host_memory_info" in targets.get(name).definitions

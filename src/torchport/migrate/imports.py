@@ -95,7 +95,7 @@ def insert_after_imports(module: cst.Module, statement: str) -> cst.Module:
     body = list(module.body)
     at = 0 if last is None else last + 1
     new = cst.parse_statement(statement)
-    if isinstance(new, cst.FunctionDef):  # (set apart by two blank lines, as PEP 8 has it)
+    if isinstance(new, (cst.FunctionDef, cst.ClassDef)):  # (set apart by two blank lines, as PEP 8 has it)
         new = new.with_changes(leading_lines=[cst.EmptyLine()] * 2)
         if at < len(body):
             body[at] = _apart(body[at])
@@ -113,10 +113,12 @@ def _apart(statement: cst.BaseStatement) -> cst.BaseStatement:
 
 
 def has_statement(module: cst.Module, statement: str) -> bool:
-    """Whether a top-level statement reads exactly `statement` (a function: is defined, by name)."""
-    if statement.startswith("def "):
-        name = statement[4:].partition("(")[0]
-        return any(isinstance(line, cst.FunctionDef) and line.name.value == name for line in module.body)
+    """Whether a top-level statement reads exactly `statement` (a function or a class: is
+    defined, by name)."""
+    for keyword, kind in (("def ", cst.FunctionDef), ("class ", cst.ClassDef)):
+        if statement.startswith(keyword):
+            name = statement[len(keyword):].partition("(")[0].partition(":")[0]
+            return any(isinstance(line, kind) and line.name.value == name for line in module.body)
     return any(
         isinstance(line, cst.SimpleStatementLine) and module.code_for_node(line).strip() == statement
         for line in module.body

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import re
 
-from torchport.targets.base import definitions_used
+from torchport.targets.base import definitions_used, dotted_names
 
 
 class TargetError(ValueError):
@@ -71,7 +70,7 @@ def evaluate(expression: str, device_type: str, definitions: dict[str, str] | No
     definitions = definitions or {}
     statements = [definitions[name] for name in definitions_used(definitions, expression) if name not in namespace]
     for source in [*statements, expression]:
-        for root in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\.", source)):  # torch, contextlib, platform, ...
+        for root in {dotted.split(".")[0] for dotted in dotted_names(source)}:  # torch, contextlib, platform, ...
             if root not in namespace and root not in definitions:
                 namespace[root] = importlib.import_module(root)
     for statement in statements:

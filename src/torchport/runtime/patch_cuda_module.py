@@ -238,9 +238,13 @@ def _raiser(session, verdict):
 
 def _returner(session, value: str | None):
     """A function returning the verdict's value: a source expression (a literal, or one that uses
-    DEVICE_TYPE), evaluated once here."""
+    DEVICE_TYPE), evaluated once here; a call of one of the target's functions, on every call."""
     if value is None:
         return lambda *args, **kwargs: None
+    called = value.removesuffix("()")
+    if called != value and called in session.target.definitions:  # (`host_memory_info()`: asked anew each call)
+        function = session.evaluate(called)
+        return lambda *args, **kwargs: function()
     result = session.evaluate(value)
     if isinstance(result, (dict, list, set)):  # a fresh container on every call
         return lambda *args, **kwargs: copy.copy(result)

@@ -47,6 +47,7 @@ def install(session) -> None:
                 session.book.replace(owner, name, wrapper)
     _patch_cuda_methods(session, torch)
     _patch_load(session, torch)
+    _patch_jit_load(session, torch)
     original = torch.set_default_device
     session.book.replace(torch, "set_default_device", _positional_mapper(session, "torch.set_default_device", original))
 
@@ -180,10 +181,13 @@ def _positional_mapper(session, api: str, original):
 
 
 def _patch_cuda_methods(session, torch) -> None:
-    """`x.cuda(i)` / `module.cuda(i)` move to the target device (with `.to`, which both honour)."""
+    """`x.cuda(i)` / `module.cuda(i)` / `storage.cuda(i)` move to the target device (with `.to`,
+    which all honour)."""
     mapper, log = session.mapper, session.log
     method = getattr(session.target, "tensor_method", None)
     tensor_to, module_to = torch.Tensor.to, torch.nn.Module.to  # the originals (patched later)
+    storages = torch.storage._StorageBase  # (UntypedStorage's Python methods; TypedStorage calls them)
+    storage_to = storages.to
     verdicts = {}
 
     def verdict(owner: str, device):
@@ -213,6 +217,10 @@ def _patch_cuda_methods(session, torch) -> None:
         log.note(verdict("torch.nn.Module", device))
         return module_to(self, target_device(device))
 
+    def storage_cuda(self, device=None, non_blocking=False):  # (map_location=lambda storage, loc: storage.cuda())
+        log.note(verdict("torch.UntypedStorage", device))
+        return storage_to(self, device=target_device(device), non_blocking=non_blocking)
+
     def traced_device(device):  # target_device for Dynamo (no memo filled)
         if device is None:
             return mapper.current()
@@ -232,6 +240,8 @@ def _patch_cuda_methods(session, torch) -> None:
     module_cuda.__doc__ = torch.nn.Module.cuda.__doc__
     session.book.replace(torch.Tensor, "cuda", tensor_cuda)
     session.book.replace(torch.nn.Module, "cuda", module_cuda)
+    storage_cuda.__doc__ = storages.cuda.__doc__
+    session.book.replace(storages, "cuda", storage_cuda)
 
 
 def _patch_load(session, torch) -> None:
@@ -280,3 +290,29 @@ def _patch_load(session, torch) -> None:
         return original(f, *args, **kwargs)
 
     session.book.replace_everywhere((torch, serialization), "load", original, load)
+
+
+def _patch_jit_load(session, torch) -> None:
+    """`torch.jit.load(f)`: a TorchScript module saved on CUDA loads onto the target. Its
+    `map_location` is a device (not a function): with none, every tensor goes to the target's
+    device type, as `torchport migrate` writes it (TP023); a CUDA one becomes the target's."""
+    import torch.jit
+    import torch.jit._serialization as serialization
+
+    original = torch.jit.load
+    mapper = session.mapper
+    unmapped = Verdict("torch.jit.load(map_location=None)", Kind.ADAPTED,
+                       f"torch.jit.load(map_location={mapper.device_type!r})", "its tensors load on the target")
+
+    @functools.wraps(original)
+    def load(f, map_location=None, *args, **kwargs):
+        if map_location is None:
+            session.log.note(unmapped)
+            return original(f, mapper.device_type, *args, **kwargs)
+        new = mapper.map(map_location)
+        if new is not None:
+            session.note_device("torch.jit.load", map_location, new, keyword="map_location")
+            map_location = new
+        return original(f, map_location, *args, **kwargs)
+
+    session.book.replace_everywhere((torch.jit, serialization), "load", original, load)

@@ -6,7 +6,7 @@ the device type is looked up once per file, and calls that need a device are gua
 
 from torchport.targets.base import Target
 from torchport.targets.cpu import CPU_BF16
-from torchport.targets.fallbacks import HOST_PROPERTIES, legacy_tensor_types
+from torchport.targets.fallbacks import HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, host_event_class, legacy_tensor_types
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import adapted, noop
 
@@ -41,6 +41,7 @@ TARGET = Target(
         # to, only where that CPU computes bfloat16 natively (as the cpu target decides)
         "CPU_BF16": CPU_BF16,
         "AUTOCAST_OK": 'AUTOCAST_OK = DEVICE_TYPE != "cpu" or CPU_BF16',
+        HOST_EVENT: host_event_class(f"if {GUARD}:\n    torch.accelerator.synchronize()"),
     },
     device_function="accelerator_device",
     dist_backend="torch.distributed.get_default_backend_for_device(DEVICE_TYPE)",
@@ -66,6 +67,8 @@ TARGET = Target(
             ("torch.cuda.get_device_properties",
              adapted("torch.cuda.get_device_properties", "torch.get_device_module(DEVICE_TYPE).get_device_properties",
                      f"the accelerator's, only when {GUARD}; else the host's", guard=GUARD, value=HOST_PROPERTIES)),
+            _renamed("mem_get_info", "torch.accelerator.get_memory_info", f"(free, total): the accelerator's, only when {GUARD}; "
+                     "else the host's", guard=GUARD, value=HOST_MEMORY),
             _renamed("Stream", "torch.Stream", "torch's device-generic stream, on DEVICE_TYPE", device_first=True),
             _renamed("stream", "contextlib.nullcontext",
                      "work stays on the current stream: its order is kept, the overlap is lost", drop_args=True),

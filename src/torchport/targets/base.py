@@ -1,12 +1,14 @@
 """A target: everything the rewriter, the patcher and the analysers need to know about one backend.
 
 Verdicts for `torch.cuda.*` are derived, not listed by hand: a CUDA API whose name exists in the
-target's device module (per the generated surface) is `same`; otherwise the target's own
-`overrides`, then the portable fallbacks in `fallbacks.py`, then `unsupported`.
+target's device module (per the generated surface) is `same`, and so is a class CUDA names after
+itself where the device module has its twin (`CUDAGraph` is `torch.npu.NPUGraph`); otherwise the
+target's own `overrides`, then the portable fallbacks in `fallbacks.py`, then `unsupported`.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
@@ -16,6 +18,7 @@ from torchport.targets.verdict import Kind, Verdict, adapted, same, unsupported
 
 AMP_PREFIX = "torch.cuda.amp."
 DEVICE_MODULE = "torch.cuda"
+CUDA_PREFIX = "CUDA"  # of the classes CUDA names after itself (CUDAGraph, CUDAPluggableAllocator)
 
 
 # The Target fields that hold Python source (an expression written into migrated files and
@@ -30,6 +33,27 @@ def _check_source(target: str, what: str, source: str | None, mode: str) -> None
         compile(source, f"<target {target}: {what}>", mode)
     except SyntaxError as error:
         raise ValueError(f"target {target}: {what} is not valid Python ({error.msg}): {source}") from None
+
+
+_DOTTED_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # `platform.processor`
+_STRING = re.compile(r"[A-Za-z]*(\"[^\"]*\"|'[^']*')")  # (a string's words, a docstring's, name nothing)
+
+
+def dotted_names(source: str) -> list[str]:
+    """The dotted names (`os.sysconf`, `torch.accelerator.synchronize`) that a target's source
+    reads from outside: not those of names it binds itself (a definition's `self.time`).
+    `source` may also be several expressions side by side (what a rewrite says it needs)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        tree = ast.Module(body=[], type_ignores=[])  # (expressions side by side bind nothing)
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+    return [dotted for dotted in _DOTTED_NAME.findall(_STRING.sub('""', source)) if dotted.split(".")[0] not in bound]
 
 
 def definitions_used(definitions: dict[str, str], source: str) -> list[str]:
@@ -53,19 +77,23 @@ class Target:
     device_type_expr: str = ""  # source expression for the device type (defaults to the literal)
     # Module-level names the target's expressions use, each with the statement that defines it
     # (`DEVICE_TYPE = ...`): migrate inserts the statement where the name is used, run evaluates it.
+    # Those of the portable fallbacks (fallbacks.DEFINITIONS) are added to every target's.
     definitions: dict[str, str] = field(default_factory=dict)
     # One of the definitions, a function: the target's device for whatever `x.cuda(d)` takes (an
     # index, None, a device or its name), for a `d` whose kind the rewrite cannot tell.
     device_function: str | None = None
     autocast_enabled: str | None = None  # ANDed with an autocast's `enabled` (None: kept as written)
     tensor_method: str | None = None  # x.cuda() -> x.<tensor_method>(); None: x.to(<device>)
+    # What a storage's .cuda() becomes (in torch.load's map_location); None: storage.to(device=<device>).
+    # torch's storages have .cpu(), and a method for each renamed privateuse1 backend (torch_npu's .npu()).
+    storage_method: str | None = None
     keeps_device_index: bool = True  # "cuda:1" -> "<type>:1"; False: the index is dropped
     setup_import: str | None = None  # e.g. "torch_npu": imported right after `import torch`
     dist_backend: str = "gloo"  # source expression for what "nccl" becomes
     ddp_device_ids: bool = True  # False: DDP(device_ids=...) is dropped (CPU modules take None)
     visible_devices_env: str | None = None  # what CUDA_VISIBLE_DEVICES becomes (None: report only)
     float16_autocast: str | None = None  # what autocast's float16 becomes (None: kept)
-    host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events)
+    host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events); needs HostEvent
     profiler_activity: str | None = None  # what ProfilerActivity.CUDA becomes ("XPU"); None: no such activity
     profiler_module: str | None = None  # a profiler of its own that stands for torch.profiler (torch_npu.profiler)
     profiler_names: frozenset[str] = frozenset()  # the names of torch.profiler it has (from its surface)
@@ -83,9 +111,13 @@ class Target:
         a source expression that does not parse would be written into every migrated file."""
         if not self.surface:
             raise ValueError(f"target {self.name}: no surface data for {self.device_module}")
+        # (after the target's own: the fallbacks' answers use none of them)
+        object.__setattr__(self, "definitions", {**self.definitions, **fallbacks.DEFINITIONS})
         for name, statement in self.definitions.items():
-            if not statement.startswith((f"{name} = ", f"def {name}(")):
+            if not statement.startswith((f"{name} = ", f"def {name}(", f"class {name}:")):
                 raise ValueError(f"target {self.name}: the definition of {name} must assign it or define it")
+        if self.host_timing and fallbacks.HOST_EVENT not in self.definitions:
+            raise ValueError(f"target {self.name}: host timing needs a {fallbacks.HOST_EVENT} definition")
             _check_source(self.name, name, statement, "exec")
         if self.device_function is not None and not self.definitions.get(self.device_function, "").startswith("def "):
             raise ValueError(f"target {self.name}: its device function {self.device_function} is not a function it defines")
@@ -120,10 +152,21 @@ class Target:
                     api, replacement, f"only when {self.guard}", guard=self.guard, value=value
                 )
             return same(api, replacement)
+        twin = self._device_named(name)
+        if twin is not None:
+            return same(api, f"{self.device_module}.{twin}", f"the same class, named after the {self.device_type}")
         fallback = fallbacks.verdict(api, name)
         if fallback is not None:
             return fallback
         return unsupported(api, f"{self.device_module} has no {name}; port this call by hand")
+
+    def _device_named(self, name: str) -> str | None:
+        """The name the target's device module gives a class CUDA names after itself
+        (`CUDAGraph` is `torch.npu.NPUGraph`, `torch.xpu.XPUGraph`), where it has one."""
+        if self.device_type is None or not name.startswith(CUDA_PREFIX):
+            return None
+        twin = self.device_type.upper() + name[len(CUDA_PREFIX):]
+        return twin if twin in self.surface else None
 
     def _amp_verdict(self, api: str) -> Verdict:
         name = api[len(AMP_PREFIX):]

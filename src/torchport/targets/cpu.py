@@ -3,7 +3,7 @@
 from torchport.targets.advice import common
 from torchport.targets.base import Target
 from torchport.targets.surface import TORCH_SURFACE, names, version
-from torchport.targets.fallbacks import legacy_tensor_types
+from torchport.targets.fallbacks import HOST_EVENT, host_event_class, legacy_tensor_types
 from torchport.targets.verdict import noop, same
 
 CUDA_NAMES = names(TORCH_SURFACE, "torch.cuda")
@@ -22,6 +22,7 @@ TARGET = Target(
     surface_version=f"torch {version(TORCH_SURFACE)}",
     device_type="cpu",
     tensor_method="cpu",
+    storage_method="cpu",
     keeps_device_index=False,
     dist_backend='"gloo"',
     ddp_device_ids=False,
@@ -29,7 +30,10 @@ TARGET = Target(
     # ... and bfloat16 without AVX512-BF16 / AMX (x86) or BF16 (Arm) ran a ViT step 3-4x slower
     # than float32: autocast stays on only where the CPU computes bfloat16 natively.
     autocast_enabled="CPU_BF16",
-    definitions={"CPU_BF16": CPU_BF16},
+    definitions={
+        "CPU_BF16": CPU_BF16,
+        HOST_EVENT: host_event_class(),
+    },
     host_timing=True,
     overrides={
         # torch.cpu has these, but they do nothing: a migrated script is cleaner without them.

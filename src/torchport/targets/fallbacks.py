@@ -43,12 +43,63 @@ HOST_PROPERTIES = (
     'total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), '
     "multi_processor_count=os.cpu_count())"
 )
+# Free and total memory, as `mem_get_info()` answers them for a GPU: the host's. The system counts
+# free pages on Linux; macOS does not (free is then the total, what a script sizing its batches
+# can use), and Windows has no sysconf (nothing is known: 0, 0).
+HOST_MEMORY_INFO = '''def host_memory_info():
+    """(free, total) bytes of the host's memory, as CUDA's mem_get_info() gives them for a GPU."""
+    counts = getattr(os, "sysconf_names", {})
+    if "SC_PHYS_PAGES" not in counts:
+        return 0, 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = page * os.sysconf("SC_PHYS_PAGES")
+    return (page * os.sysconf("SC_AVPHYS_PAGES") if "SC_AVPHYS_PAGES" in counts else total), total'''
+
+# Timing events where the target has none (`Target.host_timing`): where an event is kept in a
+# container, an attribute or passed on, the rewrite cannot read the clock into its place, so the
+# event becomes this class, written into the file. `record()` waits for the device first (when
+# there is one), so the interval covers the work queued before it, as a CUDA event's would.
+HOST_EVENT = "HostEvent"
+_HOST_EVENT_CLASS = '''class HostEvent:
+    """A CUDA timing event on the host clock: record() reads it, elapsed_time() is in milliseconds."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        self.time = None
+
+    def record(self, stream=None):
+{wait}        self.time = time.perf_counter()
+
+    def elapsed_time(self, end_event):
+        return (end_event.time - self.time) * 1000
+
+    def synchronize(self):
+{wait_or_pass}
+    def wait(self, stream=None):
+        pass
+
+    def query(self):
+        return True'''
+
+
+def host_event_class(wait_for_device: str = "") -> str:
+    """The HostEvent definition for a target whose device is waited for by `wait_for_device`
+    (statements; "" where there is no device, the CPU)."""
+    wait = "".join(f"        {line}\n" for line in wait_for_device.splitlines())
+    return _HOST_EVENT_CLASS.format(wait=wait, wait_or_pass=wait or "        pass\n")
+
+
+# Module-level definitions every target may need for the answers here (see `Target.definitions`).
+DEFINITIONS = {"host_memory_info": HOST_MEMORY_INFO}
+HOST_MEMORY = "host_memory_info()"
+
 QUERY_VALUES = {
     "is_bf16_supported": "True",
     "is_tf32_supported": "False",
     "get_device_capability": "(0, 0)",
     "get_device_properties": HOST_PROPERTIES,
+    "mem_get_info": HOST_MEMORY,
 }
+QUERY_NOTES = {"get_device_properties": "its properties", "mem_get_info": "its free and total memory"}
 
 # Profiler annotations (`torch.cuda.nvtx`): nothing records them off CUDA, so they do nothing.
 NVTX = "torch.cuda.nvtx."
@@ -90,7 +141,7 @@ def verdict(api: str, name: str) -> Verdict | None:
     if name in STREAM_VALUES:
         return noop(api, "no streams here: the CPU's stream, which waits for nothing", STREAM_VALUES[name])
     if name in QUERY_VALUES:
-        note = "the host's answer: " + ("its properties" if name == "get_device_properties" else QUERY_VALUES[name])
+        note = "the host's answer: " + QUERY_NOTES.get(name, QUERY_VALUES[name])
         return noop(api, note, QUERY_VALUES[name])
     if name in SEEDING:
         return adapted(api, SEEDING[name], "torch's global generator: seeds the CPU and every device")

@@ -16,6 +16,7 @@ TARGET = Target(
     surface_version=f"torch-npu {version(NPU_SURFACE)}",
     device_type="npu",
     tensor_method="npu",
+    storage_method="npu",
     setup_import="torch_npu",
     dist_backend='"hccl"',
     visible_devices_env="ASCEND_RT_VISIBLE_DEVICES",

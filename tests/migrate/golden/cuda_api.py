@@ -8,7 +8,12 @@ n = torch.cuda.device_count()
 peak = torch.cuda.max_memory_allocated() / 2**20
 name = torch.cuda.get_device_name(0)
 props = torch.cuda.get_device_properties(0)
+free, total = torch.cuda.mem_get_info()
 graphed = torch.cuda.make_graphed_callables(model, (x,))
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    y = model(x)
+g.replay()
 torch.set_default_tensor_type("torch.cuda.FloatTensor")
 torch.set_default_tensor_type(torch.cuda.HalfTensor)
 torch.set_default_tensor_type(torch.cuda.FloatTensor)

@@ -19,6 +19,7 @@ from torchport.migrate.rules.affinity import (
     SwigluAffinity,
 )
 from torchport.migrate.rules.amp import AmpRule
+from torchport.migrate.rules.checkpoint import CheckpointLocationRule
 from torchport.migrate.rules.cuda_api import CudaApiRule
 from torchport.migrate.rules.cuda_build import CudaBuildVersionRule
 from torchport.migrate.rules.cuda_method import CudaMethodRule
@@ -43,6 +44,7 @@ RULES = [
     DeviceComparisonRule,
     DeviceIndexRule,
     CudaMethodRule,
+    CheckpointLocationRule,
     CudaApiRule,
     LegacyTypeUseRule,
     AmpRule,

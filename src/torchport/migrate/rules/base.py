@@ -11,7 +11,6 @@ walk, for the nodes that have findings only.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,10 +23,8 @@ from torchport.findings import Finding, Operation
 from torchport.migrate.lines import node_lines
 from torchport.migrate.names import ImportTable
 from torchport.targets import Target
-from torchport.targets.base import definitions_used
+from torchport.targets.base import definitions_used, dotted_names
 
-_DOTTED_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # `platform.processor`
-_STRING = re.compile(r"[A-Za-z]*(\"[^\"]*\"|'[^']*')")  # (what an f-string refers to is the script's own)
 
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
 Fix = Callable[[cst.CSTNode], Replacement]
@@ -81,7 +78,7 @@ class FileContext:
         self._need_imports(source)
 
     def _need_imports(self, source: str) -> None:
-        for dotted in _DOTTED_NAME.findall(_STRING.sub('""', source)):
+        for dotted in dotted_names(source):
             root = dotted.split(".")[0]
             if root not in self.target.definitions:
                 self.needed_imports.add(dotted.rsplit(".", 1)[0] if root != "torch" else "torch")

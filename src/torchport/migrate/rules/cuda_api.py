@@ -34,7 +34,7 @@ def known_cuda_apis() -> frozenset[str]:
     return frozenset(cuda_apis())
 
 
-def _through_submodule(api: str) -> str:
+def through_submodule(api: str) -> str:
     """`torch.cuda.memory.empty_cache` is `torch.cuda.empty_cache`: torch.cuda re-exports the
     functions of these submodules, and its verdicts are written for the re-exported names."""
     parts = api.split(".")
@@ -113,7 +113,7 @@ class CudaApiRule(ApiReferenceRule):
             return  # AmpRule
         if self._is_default_tensor_type(node):
             return  # visit_Call
-        api = _through_submodule(api)
+        api = through_submodule(api)
         if api == self.prefix:
             self._module_value(node)
             return

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of, with_arguments
+from torchport.migrate.rules.base import Rule, call_argument, keyword_argument, parse_expression, source_of, with_arguments
 from torchport.migrate.rules.device_exprs import device_expression, is_device_value
 from torchport.targets.devices import any_device_source, indexed_device_source
 
@@ -25,6 +25,9 @@ class CudaMethodRule(Rule):
     CUDA device that `d` names: the rewrite keeps that meaning for every kind `d` may be. A `d`
     known to be an index becomes `torch.device(type, d)`; one known to be a device (or its name)
     moves as it is; one the rewrite cannot tell goes through the target's device function.
+
+    The storage of a `map_location=lambda storage, location: storage.cuda()` gets the target's
+    storage method (`.cpu()`, `.npu()`), else `.to(device=<device>)`.
     """
 
     code = "TP003"
@@ -38,7 +41,8 @@ class CudaMethodRule(Rule):
             return
         if self.qualified_name(func) == "torch.cuda":  # the module itself, not a method
             return
-        method = self.target.tensor_method
+        storage = self._is_storage(node, func.value)
+        method = self.target.storage_method if storage else self.target.tensor_method
         if method == "cpu":
             self.change(node, _renamed("cpu", keep_args=False), "replace .cuda() with .cpu()")
         elif method is not None:
@@ -47,13 +51,26 @@ class CudaMethodRule(Rule):
             argument = call_argument(node, "device", position=0)
             if argument is None:
                 device = device_expression(self.target, None)
-                self.change(node, _moved_to(lambda _: device), f"replace .cuda() with .to({device})", needs=device)
+                self.change(node, _moved_to(lambda _: device, storage), f"replace .cuda() with .to({device})", needs=device)
                 return
             spelling = self._spelling_for(argument.value)
             shown = spelling(source_of(argument.value))
             # (what the new code needs: the target's names, not the script's)
             needs = spelling("0") if spelling("0") != "0" else ""
-            self.change(node, _moved_to(spelling), f"replace .cuda() with .to({shown})", needs=needs)
+            self.change(node, _moved_to(spelling, storage), f"replace .cuda() with .to({shown})", needs=needs)
+
+    def _is_storage(self, call: cst.Call, receiver: cst.BaseExpression) -> bool:
+        """Whether `receiver` (of `call`) is the storage a `map_location=lambda storage, location: ...`
+        is given (a storage's `.to` takes the device by name only, and has no `.xpu()`)."""
+        if not isinstance(receiver, cst.Name):
+            return False
+        node = self.parent(call)
+        while node is not None and not isinstance(node, (cst.Lambda, cst.BaseStatement, cst.BaseSmallStatement)):
+            node = self.parent(node)
+        if not (isinstance(node, cst.Lambda) and node.params.params and node.params.params[0].name.value == receiver.value):
+            return False
+        argument = self.parent(node)
+        return isinstance(argument, cst.Arg) and argument.keyword is not None and argument.keyword.value == "map_location"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
         """`(x.cuda if c else y.cpu)()`: a `.cuda` method called through a conditional."""
@@ -104,15 +121,16 @@ def _renamed(method: str, *, keep_args: bool):
     return fix
 
 
-def _moved_to(spelling: Callable[[str], str]):
+def _moved_to(spelling: Callable[[str], str], by_name: bool = False):
     """`x.cuda(i, non_blocking=True)` -> `x.to(<device>, non_blocking=True)`, the device spelled
-    from the call's own device argument as the other rules left it."""
+    from the call's own device argument as the other rules left it (`device=<device>` where
+    `by_name`: a storage's `.to` takes it so)."""
 
     def fix(updated: cst.Call) -> cst.Call:
         argument = call_argument(updated, "device", position=0)
         keywords = [a for a in updated.args if a.keyword is not None and a.keyword.value != "device"]
         to = updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")), args=keywords)
-        device = spelling("" if argument is None else source_of(argument.value))
-        return with_arguments(to, before=[cst.Arg(parse_expression(device))])
+        device = parse_expression(spelling("" if argument is None else source_of(argument.value)))
+        return with_arguments(to, before=[keyword_argument("device", device) if by_name else cst.Arg(device)])
 
     return fix

@@ -42,7 +42,7 @@ class DeviceLiteralRule(Rule):
         if isinstance(parent, cst.Expr) or self._names_a_key(node, parent):  # (a docstring, a bare string)
             return
         is_device, index = cuda_literal_index(node)
-        if is_device and self.target.device_type is None and self._is_map_location(parent):
+        if is_device and self.target.device_type is None and self._is_map_location_value(node):
             index = None  # torch.load cannot map onto "cpu:0": where the device is not known, use its type
         if is_device:
             self._drop_device_index_argument(parent)
@@ -88,24 +88,33 @@ class DeviceLiteralRule(Rule):
         return isinstance(func, cst.Attribute) and func.attr.value in KEY_METHODS and position == 0
 
     def _drop_device_index_argument(self, parent: cst.CSTNode | None) -> None:
-        """`torch.device("cuda", i)` on a target without device indices: `torch.device("cpu")`."""
-        if self.target.keeps_device_index or not isinstance(parent, cst.Arg):
+        """`torch.device("cuda", i)` on a target without device indices: `torch.device("cpu")`;
+        and in a `map_location` where the device is known only at run time (see above)."""
+        if not isinstance(parent, cst.Arg):
             return
         call = self.parent(parent)
         if not (isinstance(call, cst.Call) and call.args and call.args[0] is parent and len(call.args) == 2):
             return
-        if self.qualified_name(call.func) != "torch.device":
+        indexless = self.target.device_type is None and self._is_map_location_value(call)
+        if (self.target.keeps_device_index and not indexless) or self.qualified_name(call.func) != "torch.device":
             return
 
         def fix(updated: cst.Call) -> cst.Call:
             return updated.with_changes(args=[updated.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
 
-        self.change(call, fix, f"drop the device index: {self.target.name} has one device")
+        why = "torch.load maps onto a device type, not the CPU's index" if indexless else f"{self.target.name} has one device"
+        self.change(call, fix, f"drop the device index: {why}")
 
     def _replaced_by_indexless_device(self, whole: cst.CSTNode, literal: cst.SimpleString | cst.FormattedString) -> bool:
         """On a target without device indices, a device computed from an index is just the device
-        (in the quote style of the literal that spelled it)."""
+        (in the quote style of the literal that spelled it); so it is in a `map_location` where the
+        device is known only at run time (torch.load restores no storage on "cpu:0")."""
         target = self.target
+        if target.device_type is None and self._is_map_location_value(whole):
+            new = target.device_type_expr
+            self.change(whole, lambda _: parse_expression(new), f"replace the computed cuda device with {new}: "
+                        "torch.load maps onto a device type, not the CPU's index", needs=new)
+            return True
         if target.device_type is None or target.keeps_device_index:
             return False
         quote = literal.quote
@@ -115,6 +124,13 @@ class DeviceLiteralRule(Rule):
 
     def _is_map_location(self, parent: cst.CSTNode | None) -> bool:
         return isinstance(parent, cst.Arg) and parent.keyword is not None and parent.keyword.value == "map_location"
+
+    def _is_map_location_value(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is what a `map_location=` maps onto: the argument, or a value of its dict."""
+        parent = self.parent(node)
+        if isinstance(parent, cst.DictElement) and parent.value is node:
+            parent = self.parent(self.parent(parent))
+        return self._is_map_location(parent)
 
     def _rewrite_prefix(self, node: cst.SimpleString, whole: cst.CSTNode, value: str) -> None:
         """The literal holds the "cuda:" prefix of a device built at run time."""

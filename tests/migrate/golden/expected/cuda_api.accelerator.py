@@ -5,6 +5,17 @@ import types
 DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 TENSOR_TYPES = torch.get_device_module(DEVICE_TYPE) if hasattr(torch.get_device_module(DEVICE_TYPE), "FloatTensor") else torch
 
+
+def host_memory_info():
+    """(free, total) bytes of the host's memory, as CUDA's mem_get_info() gives them for a GPU."""
+    counts = getattr(os, "sysconf_names", {})
+    if "SC_PHYS_PAGES" not in counts:
+        return 0, 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = page * os.sysconf("SC_PHYS_PAGES")
+    return (page * os.sysconf("SC_AVPHYS_PAGES") if "SC_AVPHYS_PAGES" in counts else total), total
+
+
 torch.manual_seed(0)
 if torch.accelerator.is_available():
     torch.accelerator.synchronize()
@@ -13,7 +24,12 @@ n = (torch.accelerator.device_count() if torch.accelerator.is_available() else 1
 peak = (torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() else 0) / 2**20
 name = DEVICE_TYPE
 props = (torch.get_device_module(DEVICE_TYPE).get_device_properties(0) if torch.accelerator.is_available() else types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), multi_processor_count=os.cpu_count()))
+free, total = (torch.accelerator.get_memory_info() if torch.accelerator.is_available() else host_memory_info())
 graphed = torch.cuda.make_graphed_callables(model, (x,))
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    y = model(x)
+g.replay()
 torch.set_default_device(DEVICE_TYPE)
 torch.set_default_tensor_type(TENSOR_TYPES.HalfTensor)
 torch.set_default_device(DEVICE_TYPE)

@@ -3,12 +3,28 @@ import os
 import platform
 import types
 
+
+def host_memory_info():
+    """(free, total) bytes of the host's memory, as CUDA's mem_get_info() gives them for a GPU."""
+    counts = getattr(os, "sysconf_names", {})
+    if "SC_PHYS_PAGES" not in counts:
+        return 0, 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = page * os.sysconf("SC_PHYS_PAGES")
+    return (page * os.sysconf("SC_AVPHYS_PAGES") if "SC_AVPHYS_PAGES" in counts else total), total
+
+
 torch.manual_seed(0)
 n = torch.cpu.device_count()
 peak = 0 / 2**20
 name = platform.processor()
 props = types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), multi_processor_count=os.cpu_count())
+free, total = host_memory_info()
 graphed = torch.cuda.make_graphed_callables(model, (x,))
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    y = model(x)
+g.replay()
 torch.set_default_tensor_type("torch.FloatTensor")
 torch.set_default_tensor_type(torch.HalfTensor)
 torch.set_default_tensor_type(torch.FloatTensor)

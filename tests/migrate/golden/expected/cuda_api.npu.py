@@ -9,7 +9,12 @@ n = torch.npu.device_count()
 peak = torch.npu.max_memory_allocated() / 2**20
 name = torch.npu.get_device_name(0)
 props = torch.npu.get_device_properties(0)
+free, total = torch.npu.mem_get_info()
 graphed = torch.npu.make_graphed_callables(model, (x,))
+g = torch.npu.NPUGraph()
+with torch.npu.graph(g):
+    y = model(x)
+g.replay()
 torch.set_default_tensor_type("torch.npu.FloatTensor")
 torch.set_default_tensor_type(torch.npu.HalfTensor)
 torch.set_default_tensor_type(torch.npu.FloatTensor)

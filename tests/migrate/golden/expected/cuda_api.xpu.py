@@ -8,7 +8,12 @@ n = torch.xpu.device_count()
 peak = torch.xpu.max_memory_allocated() / 2**20
 name = torch.xpu.get_device_name(0)
 props = torch.xpu.get_device_properties(0)
+free, total = torch.xpu.mem_get_info()
 graphed = torch.xpu.make_graphed_callables(model, (x,))
+g = torch.xpu.XPUGraph()
+with torch.xpu.graph(g):
+    y = model(x)
+g.replay()
 torch.set_default_device("xpu")
 torch.set_default_tensor_type(torch.cuda.HalfTensor)
 torch.set_default_device("xpu")
