@@ -210,7 +210,7 @@ class CudaApiRule(ApiReferenceRule):
 
         if as_index is not None:
             self.context.need_expression(as_index("0"))
-        if verdict.guard is None:
+        if verdict.guard is None or (verdict.guard == self.target.guard and self.guarded_already(call)):
             needs = f"{verdict.replacement} {device if verdict.device_first else ''}"
             self.change(call, redirected, verdict.describe(), api=verdict.api, needs=needs)
             return

@@ -5,7 +5,7 @@ import types
 
 torch.manual_seed(0)
 n = torch.cpu.device_count()
-peak = 0 / 2**20
+peak = 0.0
 name = platform.processor()
 props = types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), multi_processor_count=os.cpu_count())
 graphed = torch.cuda.make_graphed_callables(model, (x,))
