@@ -384,7 +384,7 @@ class ApplyFixes(cst.CSTTransformer):
         """`if torch.cuda.is_available(): <only no-ops>` (or any test without side effects, such as
         `if x.is_cuda:`) is dropped whole once its body is gone."""
         emptied = _only_pass(updated_node.body) and not _only_pass(original_node.body)
-        if not (emptied and _has_no_effect(updated_node.test)):
+        if not (emptied and has_no_effect(updated_node.test)):
             return updated_node
         if updated_node.orelse is None:
             return remove_statement(updated_node)
@@ -539,7 +539,7 @@ def _negated(test: cst.BaseExpression) -> cst.BaseExpression:
     return cst.UnaryOperation(operator=cst.Not(), expression=test)
 
 
-def _has_no_effect(test: cst.BaseExpression) -> bool:
+def has_no_effect(test: cst.BaseExpression) -> bool:
     """Whether evaluating `test` can do nothing but give a value: names, attributes, constants,
     comparisons and boolean operations of those, and the `is_available()` probes."""
     if isinstance(test, cst.Call):
@@ -547,13 +547,13 @@ def _has_no_effect(test: cst.BaseExpression) -> bool:
     if isinstance(test, (cst.Name, cst.Integer, cst.SimpleString)):
         return True
     if isinstance(test, cst.Attribute):
-        return _has_no_effect(test.value)
+        return has_no_effect(test.value)
     if isinstance(test, cst.UnaryOperation):
-        return _has_no_effect(test.expression)
+        return has_no_effect(test.expression)
     if isinstance(test, cst.BooleanOperation):
-        return _has_no_effect(test.left) and _has_no_effect(test.right)
+        return has_no_effect(test.left) and has_no_effect(test.right)
     if isinstance(test, cst.Comparison):
-        return _has_no_effect(test.left) and all(_has_no_effect(c.comparator) for c in test.comparisons)
+        return has_no_effect(test.left) and all(has_no_effect(c.comparator) for c in test.comparisons)
     return False
 
 
