@@ -1,7 +1,8 @@
-import torch
 import os
 import platform
 import types
+
+import torch
 
 torch.manual_seed(0)
 if torch.backends.mps.is_available():
