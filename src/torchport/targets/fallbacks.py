@@ -38,11 +38,23 @@ RESULT_VALUES = {
 # Capability queries, answered for a device that has no such notion. bfloat16: the CPU computes
 # it (natively with AVX512-BF16 or AMX, else emulated), which is what CUDA's default
 # `including_emulation=True` asks; compute capability (0, 0) sends code down its pre-Ampere path.
-HOST_PROPERTIES = (
-    "types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, "
-    'total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), '
-    "multi_processor_count=os.cpu_count())"
-)
+# A device's properties are the host's: a function written once into the file that needs it
+# (migrate) or evaluated once (run); its memory query differs between Windows and the others.
+HOST_PROPERTIES_FUNCTION = '''def host_properties():
+    """What get_device_properties() tells of a GPU, for the host: its processor, memory and cores."""
+    if os.name == "nt":  # Windows
+        import ctypes
+
+        kilobytes = ctypes.c_ulonglong()
+        ctypes.windll.kernel32.GetPhysicallyInstalledSystemMemory(ctypes.byref(kilobytes))
+        memory = kilobytes.value * 1024
+    else:  # Linux, macOS
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0,
+                                 total_memory=memory, multi_processor_count=os.cpu_count())'''
+HOST_PROPERTIES = "host_properties()"
+# The definitions the values above use: every target has them (each is written only where used).
+DEFINITIONS = {"host_properties": HOST_PROPERTIES_FUNCTION}
 QUERY_VALUES = {
     "is_bf16_supported": "True",
     "is_tf32_supported": "False",

@@ -25,7 +25,7 @@ from torchport.migrate.lines import node_lines
 from torchport.migrate.names import ImportTable
 from torchport.migrate.rules.folding import folded_number, left_doing_nothing, number_value
 from torchport.targets import Target
-from torchport.targets.base import definitions_used
+from torchport.targets.base import definitions_used, modules_used
 
 _DOTTED_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # `platform.processor`
 _STRING = re.compile(r"[A-Za-z]*(\"[^\"]*\"|'[^']*')")  # (what an f-string refers to is the script's own)
@@ -78,7 +78,7 @@ class FileContext:
         for name in definitions_used(definitions, source):
             if name not in self.needed_definitions:
                 self.needed_definitions.add(name)
-                self._need_imports(definitions[name])  # (what the definition itself uses)
+                self.needed_imports.update(m for m in modules_used(definitions[name]) if m not in definitions)
         self._need_imports(source)
 
     def _need_imports(self, source: str) -> None:
