@@ -126,3 +126,15 @@ def test_a_target_without_surface_data_is_refused_when_it_is_built():
 
     with pytest.raises(ValueError, match="no surface data"):
         replace(targets.get("xpu"), surface=frozenset())
+
+
+@pytest.mark.parametrize("name", fallbacks.TORCH_CLASSES)
+def test_the_torch_classes_torch_cuda_reexports_are_torchs_own_on_every_target(name):
+    """torch.cuda.OutOfMemoryError is not in torch.cuda's `__all__` (so not in its surface), but it
+    is torch.OutOfMemoryError: the same class everywhere, never an unknown API."""
+    import torch
+
+    assert getattr(torch.cuda, name) is getattr(torch, name) and name not in torch.cuda.__all__
+    for target in targets.names():
+        verdict = targets.get(target).verdict(f"torch.cuda.{name}")
+        assert (verdict.kind, verdict.replacement) == (Kind.SAME, f"torch.{name}"), target

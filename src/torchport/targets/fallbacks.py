@@ -7,7 +7,7 @@ statistic resets have nothing to reset.
 
 from __future__ import annotations
 
-from torchport.targets.verdict import Verdict, adapted, noop
+from torchport.targets.verdict import Verdict, adapted, noop, same
 
 SEEDING = {
     "manual_seed": "torch.manual_seed",
@@ -73,6 +73,11 @@ NVTX_CONTEXTS = ("range",)
 STREAM_VALUES = {"current_stream": "torch.cpu.current_stream()", "default_stream": "torch.cpu.current_stream()"}
 
 
+# torch's own classes, which torch.cuda re-exports outside its `__all__` (torch.cuda.OutOfMemoryError
+# is torch.OutOfMemoryError): the same class on every target, spelled without CUDA.
+TORCH_CLASSES = ("OutOfMemoryError", "AcceleratorError")
+
+
 def result_value(name: str) -> str | None:
     """What a query stands for where the target cannot answer it (None: it is not a query)."""
     return RESULT_VALUES.get(name, QUERY_VALUES.get(name, STREAM_VALUES.get(name)))
@@ -97,6 +102,8 @@ DEVICE_CONTEXTS = {"device", "device_of"}
 
 
 def verdict(api: str, name: str) -> Verdict | None:
+    if api == f"torch.cuda.{name}" and name in TORCH_CLASSES:
+        return same(api, f"torch.{name}", "torch's own class, which torch.cuda re-exports")
     if api.startswith(NVTX):
         return _nvtx_verdict(api, name)
     if name in STREAM_VALUES:

@@ -22,6 +22,7 @@ from torchport.migrate.rules.device_exprs import device_expression, is_device_va
 from torchport.migrate.rules.legacy_types import LegacyTypeUseRule, legacy_type_use
 from torchport.migrate.rules.neighbours import next_statement, previous_statement
 from torchport.targets.devices import any_device_source
+from torchport.targets.fallbacks import TORCH_CLASSES
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
 
@@ -33,7 +34,8 @@ REEXPORTING_SUBMODULES = {"memory", "random", "streams", "graphs"}
 
 @lru_cache(maxsize=None)
 def known_cuda_apis() -> frozenset[str]:
-    return frozenset(cuda_apis())
+    """torch.cuda's public APIs, and torch's own classes that it re-exports (OutOfMemoryError)."""
+    return frozenset(cuda_apis()) | {f"torch.cuda.{name}" for name in TORCH_CLASSES}
 
 
 def _through_submodule(api: str) -> str:
