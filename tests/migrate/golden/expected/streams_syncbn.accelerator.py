@@ -13,4 +13,4 @@ with contextlib.nullcontext():
     y = x * 2
 (torch.accelerator.current_stream() if torch.accelerator.is_available() else torch.cpu.current_stream()).wait_stream(stream)
 if torch.accelerator.is_available():
-    y.record_stream((torch.accelerator.current_stream() if torch.accelerator.is_available() else torch.cpu.current_stream()))
+    y.record_stream(torch.accelerator.current_stream())
