@@ -10,11 +10,19 @@ globals, PyTorch-GAN legacy tensor types, timm AMP variables, ...). Modes:
   run-cpu              `torchport run --target cpu`, the script unmodified
   env-cpu              TORCHPORT_TARGET=cpu, the script unmodified
 
-Every mode but "original" runs the script with its defaults, i.e. on its CUDA path: that is what the
-tool has to move. A run passes when it exits 0, its last stdout line starts with "FINAL " and its
-stderr holds no traceback. Two tests keep the marks honest (projects marked runnable unmodified run
-here as they are, the others fail here for want of CUDA), and one checks that code which already
-ran on the CPU, with its own CPU switch, still runs after migration.
+Every mode but "original" runs the script on its CUDA path (with its defaults, or its own switch to
+the GPU such as `--cuda`): that is what the tool has to move. A run passes when it exits 0, its last
+stdout line starts with "FINAL " and its stderr holds no traceback. Two tests keep the marks honest
+(projects marked runnable unmodified run here as they are, the others fail here for want of CUDA),
+and one checks that code which already ran on the CPU, with its own CPU switch, still runs after
+migration.
+
+A script's own check that a GPU is there (`assert torch.cuda.is_available()`, `if args.cuda and not
+torch.cuda.is_available(): raise ...`) asks about the accelerator on `--target accelerator`, after
+`migrate` as under `run`; on this CPU-only machine it refuses the run, as its author meant. A project
+names the modes where it does so, with what it says; those runs must refuse, with that message.
+Two modes are run only for the projects that name them: run-accelerator (`torchport run --target
+accelerator`) and "<mode>+cpu-args" (a mode with the project's CPU switch instead of its GPU one).
 """
 
 from __future__ import annotations
@@ -43,11 +51,14 @@ TIMEOUT_S = 180
 
 class Project(NamedTuple):
     cpu_args: tuple[str, ...] = ()  # the script's own switch to the CPU, used in "original" mode
+    gpu_args: tuple[str, ...] = ()  # its own switch to its CUDA path (`--cuda`), used in the other modes
     unmodified: bool = False  # runs as it is on this CPU-only machine
     launcher: str = "python"  # "python" (mp.spawn scripts too) or "torchrun" (two ranks)
     # A file the script resumes from, written into each run's working directory as a GPU run
     # saves it (storages tagged "cuda:0"), from the project's checkpoint_of_the_gpu_run().
     gpu_checkpoint: str = ""
+    # (mode, what the script says) where its own check that a GPU is there refuses the run here
+    refuses: tuple[tuple[str, str], ...] = ()
 
 
 PROJECTS = {
@@ -55,7 +66,7 @@ PROJECTS = {
     "legacy_tensor_types": Project(unmodified=True),  # takes its CPU path by itself
     "amp_variables": Project(cpu_args=("--no-amp",), unmodified=True),
     "cpu_fallback_pinned": Project(cpu_args=("--no-cuda",), unmodified=True),
-    "gpu_only": Project(),
+    "gpu_only": Project(refuses=(("migrate-accelerator", "this script needs a CUDA GPU"),)),
     "legacy_dtype_gpu_only": Project(),
     "ddp_rank_in_self": Project(launcher="torchrun"),
     "jit_helper": Project(unmodified=True),
@@ -64,17 +75,29 @@ PROJECTS = {
     "device_kinds": Project(),
     "event_timing": Project(),
     "gpu_resume": Project(gpu_checkpoint="checkpoint.pth.tar"),
+    "gpu_checks": Project(gpu_args=("--cuda",), refuses=(
+        ("migrate-accelerator", "No GPU found, please run without --cuda"),
+        ("migrate-accelerator+cpu-args", "the benchmark needs a CUDA GPU"),
+        ("run-accelerator", "No GPU found, please run without --cuda"),
+        ("run-accelerator+cpu-args", "the benchmark needs a CUDA GPU"),
+    )),
 }
 
 TARGETS = ["cpu", "accelerator"]
 MODES = ["original", "migrate-cpu", "migrate-accelerator", "run-cpu", "env-cpu"]
+WITH_CPU_ARGS = "+cpu-args"  # a mode run with the project's CPU switch instead of its GPU one
 # The migrated CPU script again, with the project's own CPU switch ("code that ran on the CPU still does").
-CPU_ARGS_AFTER_MIGRATION = "migrate-cpu+cpu-args"
+CPU_ARGS_AFTER_MIGRATION = "migrate-cpu" + WITH_CPU_ARGS
 
-CASES = [(name, mode) for name, p in PROJECTS.items() for mode in MODES if mode != "original" or p.unmodified]
+REFUSALS = [(name, mode, message) for name, p in PROJECTS.items() for mode, message in p.refuses]
+CASES = [
+    (name, mode) for name, p in PROJECTS.items() for mode in MODES
+    if (mode != "original" or p.unmodified) and mode not in dict(p.refuses)
+]
 # "original" for every project: the marks are checked too.
 RUNS = [(name, mode) for name in PROJECTS for mode in MODES]
 RUNS += [(name, CPU_ARGS_AFTER_MIGRATION) for name, p in PROJECTS.items() if p.unmodified and p.cpu_args]
+RUNS += [(name, mode) for name, mode, _ in REFUSALS if (name, mode) not in RUNS]
 
 
 def _env(mode: str) -> dict[str, str]:
@@ -102,17 +125,18 @@ def _migrate(target: str, out: Path) -> subprocess.CompletedProcess:
 
 def _command(name: str, mode: str, script: Path) -> list[str]:
     project = PROJECTS[name]
-    args = list(project.cpu_args) if mode in ("original", CPU_ARGS_AFTER_MIGRATION) else []
+    args = list(project.cpu_args if mode == "original" or mode.endswith(WITH_CPU_ARGS) else project.gpu_args)
     ranks = project.launcher == "torchrun"
-    if mode == "run-cpu":
+    if mode.startswith("run-"):  # run-cpu, run-accelerator
         module = ["-m", "torch.distributed.run", *TWO_RANKS] if ranks else []
-        return [*TORCHPORT, "run", "--target", "cpu", *module, str(script), *args]
+        target = mode.removeprefix("run-").removesuffix(WITH_CPU_ARGS)
+        return [*TORCHPORT, "run", "--target", target, *module, str(script), *args]
     launch = [TORCHRUN, *TWO_RANKS] if ranks else [sys.executable]
     return [*launch, str(script), *args]
 
 
 def _run(name: str, mode: str, migrations: dict, cwd: Path) -> subprocess.CompletedProcess:
-    target = {"migrate-cpu": "cpu", CPU_ARGS_AFTER_MIGRATION: "cpu", "migrate-accelerator": "accelerator"}.get(mode)
+    target = {"migrate-cpu": "cpu", "migrate-accelerator": "accelerator"}.get(mode.removesuffix(WITH_CPU_ARGS))
     script = PROJECT_DIR / f"{name}.py"
     if target:
         migration, out = migrations[target]
@@ -131,16 +155,22 @@ def _write_gpu_checkpoint(name: str, cwd: Path, save_on_gpu) -> None:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, save_on_gpu) -> dict[tuple[str, str], subprocess.CompletedProcess]:
-    """Every (project, mode) run, two at a time; each project is migrated once per target."""
+def migrations(tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess, Path]]:
+    """target -> (the migration of every project, its output folder), both targets at once."""
     outs = {target: tmp_path_factory.mktemp(f"migrated-{target}") / "out" for target in TARGETS}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        jobs = {target: pool.submit(_migrate, target, out) for target, out in outs.items()}
+        return {target: (jobs[target].result(), outs[target]) for target in TARGETS}
+
+
+@pytest.fixture(scope="module")
+def runs(migrations, tmp_path_factory, save_on_gpu) -> dict[tuple[str, str], subprocess.CompletedProcess]:
+    """Every (project, mode) run, two at a time."""
     cwds = {case: tmp_path_factory.mktemp(f"{case[0]}-{case[1]}") for case in RUNS}
     for (name, _), cwd in cwds.items():
         if PROJECTS[name].gpu_checkpoint:
             _write_gpu_checkpoint(name, cwd, save_on_gpu)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        jobs = {target: pool.submit(_migrate, target, out) for target, out in outs.items()}
-        migrations = {target: (jobs[target].result(), outs[target]) for target in TARGETS}
         done = {case: pool.submit(_run, *case, migrations, cwds[case]) for case in RUNS}
         return {case: job.result() for case, job in done.items()}
 
@@ -202,3 +232,21 @@ def test_code_that_already_ran_on_the_cpu_still_runs_after_migration_with_its_cp
     # Without CPU arguments the command is the migrate-cpu one, already run.
     result = runs.get((name, CPU_ARGS_AFTER_MIGRATION)) or runs[(name, "migrate-cpu")]
     assert _reached_final_line(result), _story(result)
+
+
+@pytest.mark.parametrize("name, mode, message", REFUSALS, ids=[f"{name}-{mode}" for name, mode, _ in REFUSALS])
+def test_the_scripts_own_gpu_check_refuses_the_run_where_there_is_no_accelerator(runs, name, mode, message):
+    """On `--target accelerator`, migrated or run, the check asks about the accelerator: this
+    machine has none, so the script stops with its own error, before its final line."""
+    result = runs[(name, mode)]
+    assert result.returncode != 0, _story(result)
+    assert not any(line.startswith("FINAL ") for line in result.stdout.splitlines()), _story(result)
+    assert re.search(rf"^\w+: {re.escape(message)}$", result.stderr, re.MULTILINE), _story(result)  # (its exception)
+
+
+def test_the_gpu_checks_stay_in_the_accelerator_migration_and_ask_about_the_accelerator(migrations):
+    migration, out = migrations["accelerator"]
+    assert migration.returncode == 0, _story(migration)
+    migrated = (out / "gpu_checks.py").read_text()
+    assert 'if opt.cuda and not torch.accelerator.is_available():\n    raise Exception("No GPU found' in migrated
+    assert 'assert torch.accelerator.is_available(), "the benchmark needs a CUDA GPU"' in migrated

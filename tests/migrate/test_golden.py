@@ -62,7 +62,7 @@ def test_every_change_is_reported_with_its_line_and_rule():
     assert (8, "TP006", "MODIFY") in rows  # "nccl"
     assert (9, "TP006", "MODIFY") in rows  # dist.Backend.NCCL
     assert (11, "TP004", "MODIFY") in rows  # torch.cuda.set_device
-    assert (4, "TP000", "INSERT") in rows  # import torch_npu, on its own line in the output
+    assert (5, "TP000", "INSERT") in rows  # import torch_npu, on its own line in the output (after torch.distributed)
 
 
 def test_a_file_that_only_sets_cudnn_flags_is_still_read():

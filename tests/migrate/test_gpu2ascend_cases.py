@@ -37,12 +37,12 @@ CASES = {
     # torch's experimental_config is not torch_npu's profiler's (better: the trailing comma goes too)
     "profile with experimental_config": (
         "import torch\ntorch.profiler.profile(with_flops=False, with_modules=False, experimental_config=config)\n",
-        "import torch\nimport torch_npu\nimport torch_npu.profiler\n\n"
+        "import torch\nimport torch_npu\nimport torch_npu.profiler\n"
         "torch_npu.profiler.profile(with_flops=False, with_modules=False)\n"),
     "profile without it": ("import torch\ntorch.profiler.profile(with_flops=False)\n",
-                           "import torch\nimport torch_npu\nimport torch_npu.profiler\n\ntorch_npu.profiler.profile(with_flops=False)\n"),
+                           "import torch\nimport torch_npu\nimport torch_npu.profiler\ntorch_npu.profiler.profile(with_flops=False)\n"),
     "ProfilerAction": ("import torch\naction = torch.profiler.ProfilerAction.RECORD\n",
-                       "import torch\nimport torch_npu\nimport torch_npu.profiler\n\naction = torch_npu.profiler.ProfilerAction.RECORD\n"),
+                       "import torch\nimport torch_npu\nimport torch_npu.profiler\naction = torch_npu.profiler.ProfilerAction.RECORD\n"),
     # a device held in a name (GPU2Ascend wraps it in `f'npu:{d}' if isinstance(d, int) else d`;
     # since torch 2.5 an int device is the current accelerator's: the call is right as it is)
     "to a device in a name": ("import torch\na.to(d)\n", "import torch\na.to(d)\n"),

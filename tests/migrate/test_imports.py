@@ -1,9 +1,10 @@
-"""Our import edits give what LibCST's AddImportsVisitor / RemoveImportsVisitor give, without their cost."""
+"""Our import edits: removals give what LibCST's RemoveImportsVisitor gives, without its cost; additions go where
+isort puts them (LibCST's AddImportsVisitor puts them after the first block of imports)."""
 
 import libcst as cst
 import pytest
 from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, ImportItem, RemoveImportsVisitor
+from libcst.codemod.visitors import RemoveImportsVisitor
 
 from torchport import targets
 from torchport.migrate import imports
@@ -11,23 +12,44 @@ from torchport.migrate.names import ImportTable
 from torchport.migrate.rules import RULES
 from torchport.migrate.rules.base import FileContext, RulesPass
 
-MODULES = [
-    "x = 1\n",
-    '"""Docstring."""\nimport os\n\nx = 1\n',
-    "__strict__ = True\nimport os\nx = 1\n",
-    "import os\nimport sys\n# a comment\nx = 1\n",
-    "import os\n\n\ndef f():\n    import json\n",
-    "from __future__ import annotations\nimport os\nx = 1\nimport late\n",
-    "",
+ADDED = [  # (a module, the module with `import time` and `import contextlib` added, as isort places them)
+    ("x = 1\n", "import contextlib\nimport time\n\nx = 1\n"),
+    ('"""Docstring."""\nimport os\n\nx = 1\n', '"""Docstring."""\nimport contextlib\nimport os\nimport time\n\nx = 1\n'),
+    ("__strict__ = True\nimport os\nx = 1\n", "__strict__ = True\nimport contextlib\nimport os\nimport time\nx = 1\n"),
+    ("import os\nimport sys\n# a comment\nx = 1\n", "import contextlib\nimport os\nimport sys\nimport time\n# a comment\nx = 1\n"),
+    ("import os\n\n\ndef f():\n    import json\n", "import contextlib\nimport os\nimport time\n\n\ndef f():\n    import json\n"),
+    ("from __future__ import annotations\nimport os\nx = 1\nimport late\n",
+     "from __future__ import annotations\nimport contextlib\nimport os\nimport time\nx = 1\nimport late\n"),
+    ("", "import contextlib\nimport time"),  # (an empty file has no final line break)
+    # the standard library's section, made where the module has none, before the other packages
+    ("import torch\nimport torchvision\n\nx = 1\n", "import contextlib\nimport time\n\nimport torch\nimport torchvision\n\nx = 1\n"),
+    ("from __future__ import annotations\n\nimport torch\n",
+     "from __future__ import annotations\n\nimport contextlib\nimport time\n\nimport torch\n"),
+    ("from . import utils\n", "import contextlib\nimport time\n\nfrom . import utils\n"),
+    # in order among the plain imports of that section, before its `from` imports
+    ("import argparse\n\nimport torch\n", "import argparse\nimport contextlib\nimport time\n\nimport torch\n"),
+    ("from pathlib import Path\n\nimport torch\n", "import contextlib\nimport time\nfrom pathlib import Path\n\nimport torch\n"),
+    ("import abc\nimport zlib\n\n# torch\nimport torch\n", "import abc\nimport contextlib\nimport time\nimport zlib\n\n# torch\nimport torch\n"),
+    ("import os\n\n# for plots\nimport matplotlib\n", "import contextlib\nimport os\nimport time\n\n# for plots\nimport matplotlib\n"),
 ]
 
 
-@pytest.mark.parametrize("source", MODULES)
-def test_adding_imports_matches_libcst(source):
-    module = cst.parse_module(source)
-    ours = imports.add(module, ["time", "contextlib"]).code
-    theirs = AddImportsVisitor(CodemodContext(), [ImportItem("time"), ImportItem("contextlib")]).transform_module(module).code
-    assert ours == theirs
+@pytest.mark.parametrize(("source", "expected"), ADDED)
+def test_added_imports_go_where_isort_puts_them(source, expected):
+    assert imports.add(cst.parse_module(source), ["time", "contextlib"]).code == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import torch\nimport torch.nn as nn\nimport torchvision\nfrom torch import optim\n",
+         "import torch\nimport torch.nn as nn\nimport torch_npu\nimport torchvision\nfrom torch import optim\n"),
+        ("import os\n\nimport numpy as np\nfrom torch import nn\n", "import os\n\nimport numpy as np\nimport torch_npu\nfrom torch import nn\n"),
+        ("import os\nsys.path.insert(0, '.')\nimport torch\n", "import os\nsys.path.insert(0, '.')\nimport torch\nimport torch_npu\n"),
+    ],
+)
+def test_a_package_that_extends_torch_goes_with_torch(source, expected):
+    assert imports.insert_after_torch_import(cst.parse_module(source), "torch_npu").code == expected
 
 
 @pytest.mark.parametrize(

@@ -43,10 +43,9 @@ def test_every_cuda_api_follows_its_verdict(runtime_on, target):
             with pytest.raises(UnsupportedOnTarget, match=f"{api}.*target {target}"):
                 now()
         elif verdict.kind is Kind.NOOP or guarded_off:
-            definitions = session.target.definitions
-            expected = choose.evaluate(verdict.value, session.device_type, definitions) if verdict.value else None
+            expected = session.evaluate(verdict.value) if verdict.value else None
             result = now()
-            if verdict.value and verdict.value.removesuffix("()") in definitions:  # asked anew (free memory changes)
+            if verdict.value and verdict.value.removesuffix("()") in session.target.definitions:  # asked anew (free memory changes)
                 assert type(result) is type(expected), api
                 continue
             # values compare equal; objects without value equality (a nullcontext) match by type

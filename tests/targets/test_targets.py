@@ -1,11 +1,15 @@
 """The knowledge base: every torch.cuda API has a verdict on every target, derived from the data."""
 
+import platform
+import sys
 import types
 
 import pytest
 
 from torchport import targets
+from torchport.runtime.choose import evaluate
 from torchport.targets import fallbacks
+from torchport.targets.base import modules_used
 from torchport.targets.surface import NPU_SURFACE, TORCH_SURFACE, cuda_apis, names
 from torchport.targets.verdict import Kind
 
@@ -66,8 +70,32 @@ def test_every_query_has_an_answer_on_the_cpu():
     for query in ("is_bf16_supported", "get_device_capability", "get_device_properties", "device_count"):
         assert cpu.verdict(f"torch.cuda.{query}").kind is not Kind.UNSUPPORTED, query
     properties = cpu.verdict("torch.cuda.get_device_properties").value
-    host = eval(properties, {m: __import__(m) for m in ("types", "platform", "os")})
+    host = evaluate(properties, "cpu", cpu.definitions)
     assert host.total_memory > 2**20 and host.multi_processor_count >= 1 and (host.major, host.minor) == (0, 0)
+
+
+def test_the_hosts_properties_are_read_on_windows_too(monkeypatch):
+    """Windows has no os.sysconf: the written function asks the kernel for the installed memory."""
+
+    class Kernel32:
+        @staticmethod
+        def GetPhysicallyInstalledSystemMemory(pointer):  # noqa: N802 (the Windows API's name)
+            pointer.value = 16 * 2**20  # kilobytes
+
+    fake_ctypes = types.SimpleNamespace(c_ulonglong=lambda: types.SimpleNamespace(value=0), byref=lambda value: value,
+                                        windll=types.SimpleNamespace(kernel32=Kernel32))
+    monkeypatch.setitem(sys.modules, "ctypes", fake_ctypes)
+    windows_os = types.SimpleNamespace(name="nt", cpu_count=lambda: 8)  # (and no sysconf)
+    namespace = {"os": windows_os, "types": types, "platform": platform}
+    exec(fallbacks.HOST_PROPERTIES_FUNCTION, namespace)
+    host = namespace["host_properties"]()
+    assert (host.total_memory, host.multi_processor_count) == (16 * 2**30, 8)
+
+
+def test_the_hosts_properties_are_one_function_that_every_target_can_write():
+    for name in targets.names():
+        assert targets.get(name).definitions["host_properties"] == fallbacks.HOST_PROPERTIES_FUNCTION
+    assert modules_used(fallbacks.HOST_PROPERTIES_FUNCTION) == {"os", "platform", "types"}  # (ctypes: imported inside)
 
 
 def test_legacy_tensor_types_are_the_cpu_classes_on_the_cpu():
@@ -170,3 +198,13 @@ def test_mem_get_info_has_an_answer_where_the_device_module_has_none(name):
     verdict = targets.get(name).verdict("torch.cuda.mem_get_info")
     assert verdict.kind is not Kind.UNSUPPORTED
     assert verdict.value == "host_memory_info()" and "host_memory_info" in targets.get(name).definitions
+@pytest.mark.parametrize("name", fallbacks.TORCH_CLASSES)
+def test_the_torch_classes_torch_cuda_reexports_are_torchs_own_on_every_target(name):
+    """torch.cuda.OutOfMemoryError is not in torch.cuda's `__all__` (so not in its surface), but it
+    is torch.OutOfMemoryError: the same class everywhere, never an unknown API."""
+    import torch
+
+    assert getattr(torch.cuda, name) is getattr(torch, name) and name not in torch.cuda.__all__
+    for target in targets.names():
+        verdict = targets.get(target).verdict(f"torch.cuda.{name}")
+        assert (verdict.kind, verdict.replacement) == (Kind.SAME, f"torch.{name}"), target

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 
 import libcst as cst
 import libcst.matchers as m
@@ -75,13 +76,23 @@ def has_import(module: cst.Module, name: str) -> bool:
 
 
 def insert_after_torch_import(module: cst.Module, name: str) -> cst.Module:
-    """`import name` right after the first top-level torch import (or with the others, if none)."""
+    """`import name` (a package that extends torch, such as torch_npu) with the other packages'
+    imports where torch's are among them, else right after the first top-level torch import
+    (or, with none, where `add` puts it)."""
     index = _top_level_import_index(module, imports_torch)
-    if index is None:
+    if index is None or index < _first_block_end(module):
         return add(module, [name])
     body = list(module.body)
     body.insert(index + 1, cst.parse_statement(f"import {name}"))
     return module.with_changes(body=body)
+
+
+def _first_block_end(module: cst.Module) -> int:
+    """Where the module's first block of import lines ends (past a docstring)."""
+    end = 1 if _skip_first(module) else 0
+    while end < len(module.body) and m.matches(module.body[end], m.SimpleStatementLine(body=[m.ImportFrom() | m.Import()])):
+        end += 1
+    return end
 
 
 def insert_after_imports(module: cst.Module, statement: str) -> cst.Module:
@@ -197,23 +208,96 @@ def _import_names(stmt: cst.BaseSmallStatement) -> list[cst.ImportAlias] | None:
 
 
 def add(module: cst.Module, names: list[str]) -> cst.Module:
-    """`import name` for each of `names` (sorted), where AddImportsVisitor puts them: after the
-    first block of top-level imports (past a docstring), with an empty line before what follows."""
+    """`import name` for each of `names`, where isort puts it: in its section of the module's
+    first block of imports (the standard library's, or that of the other packages), in order
+    among the plain imports there. A section the block lacks is made, set apart by a blank line;
+    a module without imports gets them at its top (past a docstring), a blank line after them."""
     body = list(module.body)
-    start = at = 1 if _skip_first(module) else 0
-    for index in range(start, len(body)):
-        if not m.matches(body[index], m.SimpleStatementLine(body=[m.ImportFrom() | m.Import()])):
-            break
-        at = index + 1
-    after = body[at:]
-    if after:
-        first = after[0]
-        if not first.leading_lines:
-            after[0] = first.with_changes(leading_lines=(cst.EmptyLine(),))
-        elif first.leading_lines[0].comment is not None:
-            after[0] = first.with_changes(leading_lines=(cst.EmptyLine(), *first.leading_lines))
-    new = [cst.parse_statement(f"import {name}", config=module.config_for_parsing) for name in sorted(names)]
-    return module.with_changes(body=[*body[:at], *new, *after])
+    start, end = (1 if _skip_first(module) else 0), _first_block_end(module)
+    if start == end:  # (none yet: they open the module, a blank line after them)
+        new = [cst.parse_statement(f"import {name}") for name in sorted(names)]
+        after = [_after_a_blank_line(body[end])] if end < len(body) else []
+        return module.with_changes(body=[*body[:start], *new, *after, *body[end + 1:]])
+    for name in sorted(names):
+        at, apart = _place(body[start:end], name)
+        body.insert(start + at, cst.parse_statement(f"import {name}"))
+        end += 1
+        _set_apart(body, start + at, apart, before_an_import=start + at < end - 1)
+    return module.with_changes(body=body)
+
+
+# Where a new import stands in its block, as isort orders them.
+_FUTURE, _STANDARD, _OTHERS, _LOCAL = range(4)
+
+
+def _section(statement: cst.SimpleStatementLine) -> int:
+    """isort's section of an import line: __future__, the standard library, other packages, relative."""
+    imported = statement.body[0]
+    if isinstance(imported, cst.ImportFrom):
+        if imported.relative:
+            return _LOCAL
+        name = source_of(imported.module)
+    else:
+        name = source_of(imported.names[0].name)
+    root = name.split(".")[0]
+    if root == "__future__":
+        return _FUTURE
+    return _STANDARD if root in sys.stdlib_module_names else _OTHERS
+
+
+def _is_plain(statement: cst.SimpleStatementLine) -> bool:
+    return isinstance(statement.body[0], cst.Import)
+
+
+def _sort_key(statement: cst.SimpleStatementLine) -> str:
+    return source_of(statement.body[0].names[0].name).lower()
+
+
+def _place(block: list[cst.SimpleStatementLine], name: str) -> tuple[int, str]:
+    """(the index in `block` where `import name` goes, how it is set apart: "" in the middle of
+    its section, "before" / "after" where it opens a section of its own before / after the others)."""
+    section = _STANDARD if name.split(".")[0] in sys.stdlib_module_names else _OTHERS
+    sections = [_section(statement) for statement in block]
+    mine = [i for i, s in enumerate(sections) if s == section]
+    if not mine:
+        later = next((i for i, s in enumerate(sections) if s > section), None)
+        return (len(block), "after") if later is None else (later, "before")
+    plain = [i for i in mine if _is_plain(block[i])]
+    if not plain:  # (isort puts plain imports before the `from` ones of their section)
+        return mine[0], ""
+    key = name.lower()
+    after = [i for i in plain if _sort_key(block[i]) < key]
+    return (after[-1] + 1, "") if after else (plain[0], "")
+
+
+def _set_apart(body: list, at: int, apart: str, before_an_import: bool) -> None:
+    """Give the import just put at `at` the blank lines of its place: put first in the section
+    of the import that follows it (or in a section of its own before that one), the blank lines
+    that kept that import apart from what went before go above it (comments stay with their
+    statement); a new section gets a blank line of its own."""
+    if apart == "after":
+        body[at] = _after_a_blank_line(body[at])
+    if not before_an_import:
+        return
+    new, following = body[at], body[at + 1]
+    if apart != "before" and _section(following) != _section(new):
+        return
+    lines = list(following.leading_lines)
+    blank = 0
+    while blank < len(lines) and lines[blank].comment is None:
+        blank += 1
+    body[at] = new.with_changes(leading_lines=lines[:blank])
+    body[at + 1] = following.with_changes(leading_lines=lines[blank:])
+    if apart == "before":
+        body[at + 1] = _after_a_blank_line(body[at + 1])
+
+
+def _after_a_blank_line(statement: cst.BaseStatement) -> cst.BaseStatement:
+    """`statement` with a blank line above it (and above its own comments), unless it has one."""
+    lines = statement.leading_lines
+    if lines and lines[0].comment is None:
+        return statement
+    return statement.with_changes(leading_lines=(cst.EmptyLine(), *lines))
 
 
 def _skip_first(module: cst.Module) -> bool:

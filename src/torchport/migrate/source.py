@@ -190,19 +190,44 @@ class MergeAdjacentGuards(cst.CSTTransformer):
         return isinstance(node, cst.If) and node.orelse is None and source_of(node.test) == self.guard
 
     def leave_If(self, original_node, updated_node):  # noqa: N802
-        """Inside `if guard:`, a nested `if guard:` is redundant: keep its body only."""
+        """Inside `if guard:`, a nested `if guard:` is redundant: keep its body only; and so is
+        `(a if guard else b)`: keep `a`."""
         if not self._is_guard(updated_node):
             return updated_node
         body = []
         for statement in updated_node.body.body:
             body.extend(statement.body.body if self._is_guard(statement) else [statement])
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+        block = updated_node.body.with_changes(body=body).visit(_GuardedExpressions(self.guard))
+        return updated_node.with_changes(body=block)
 
     def leave_IndentedBlock(self, original_node, updated_node):  # noqa: N802
         return updated_node.with_changes(body=self._merge(updated_node.body))
 
     def leave_Module(self, original_node, updated_node):  # noqa: N802
         return updated_node.with_changes(body=self._merge(updated_node.body))
+
+
+class _GuardedExpressions(cst.CSTTransformer):
+    """Within a block that runs only when `guard` holds, `(a if guard else b)` is `a` (a
+    statement guarded whole, whose call was guarded on its own too)."""
+
+    def __init__(self, guard: str) -> None:
+        super().__init__()
+        self.guard = guard
+
+    def visit_FunctionDef(self, node) -> bool:  # noqa: N802 (it runs later, when the guard may not hold)
+        return False
+
+    def visit_Lambda(self, node) -> bool:  # noqa: N802
+        return False
+
+    def leave_IfExp(self, original_node, updated_node):  # noqa: N802
+        if source_of(updated_node.test) != self.guard:
+            return updated_node
+        kept = updated_node.body
+        if isinstance(kept, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.BaseString, cst.BaseNumber)):
+            return kept  # (an atom needs no parentheses anywhere)
+        return kept.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar) if not kept.lpar else kept
 
 
 def _compile_error(source: bytes, path: str) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
-from torchport.targets.base import definitions_used, dotted_names
+from torchport.targets.base import definitions_used, modules_used
 
 
 class TargetError(ValueError):
@@ -70,8 +70,10 @@ def evaluate(expression: str, device_type: str, definitions: dict[str, str] | No
     definitions = definitions or {}
     statements = [definitions[name] for name in definitions_used(definitions, expression) if name not in namespace]
     for source in [*statements, expression]:
-        for root in {dotted.split(".")[0] for dotted in dotted_names(source)}:  # torch, contextlib, platform, ...
+        for module in modules_used(source):  # torch, contextlib, platform, ...
+            root = module.split(".")[0]
             if root not in namespace and root not in definitions:
+                importlib.import_module(module)  # (a submodule, such as os.path, as `import os.path` has it)
                 namespace[root] = importlib.import_module(root)
     for statement in statements:
         exec(compile(statement, "<torchport target>", "exec"), namespace)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from torchport.targets.advice import Advice, common
 from torchport.targets import fallbacks
@@ -67,6 +68,39 @@ def definitions_used(definitions: dict[str, str], source: str) -> list[str]:
     return [name for name in definitions if name in used]
 
 
+@lru_cache(maxsize=None)
+def modules_used(source: str) -> frozenset[str]:
+    """The modules a piece of the target's source (a definition, an expression) refers to by
+    name: `os.path.join` uses `os.path`, any torch name `torch`; names the source binds itself
+    (a local variable, a local import) are not modules it needs."""
+    tree = ast.parse(source)
+    bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and id(node) not in inner:
+            dotted = _dotted(node)
+            if dotted is not None and dotted[0] not in bound:
+                used.add("torch" if dotted[0] == "torch" else ".".join(dotted[:-1]))
+    return frozenset(used)
+
+
+def _dotted(node: ast.expr) -> list[str] | None:
+    """`["os", "path", "join"]` for `os.path.join`; None for an attribute of anything but a name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return [node.id, *reversed(parts)] if isinstance(node, ast.Name) else None
+
+
 @dataclass(frozen=True)
 class Target:
     name: str
@@ -111,8 +145,9 @@ class Target:
         a source expression that does not parse would be written into every migrated file."""
         if not self.surface:
             raise ValueError(f"target {self.name}: no surface data for {self.device_module}")
-        # (after the target's own: the fallbacks' answers use none of them)
-        object.__setattr__(self, "definitions", {**self.definitions, **fallbacks.DEFINITIONS})
+        # (what the portable fallbacks define, after the target's own: they use none of those)
+        object.__setattr__(self, "definitions", {**self.definitions, **{
+            name: statement for name, statement in fallbacks.DEFINITIONS.items() if name not in self.definitions}})
         for name, statement in self.definitions.items():
             if not statement.startswith((f"{name} = ", f"def {name}(", f"class {name}:")):
                 raise ValueError(f"target {self.name}: the definition of {name} must assign it or define it")

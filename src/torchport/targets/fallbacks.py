@@ -7,7 +7,7 @@ statistic resets have nothing to reset.
 
 from __future__ import annotations
 
-from torchport.targets.verdict import Verdict, adapted, noop
+from torchport.targets.verdict import Verdict, adapted, noop, same
 
 SEEDING = {
     "manual_seed": "torch.manual_seed",
@@ -35,14 +35,22 @@ RESULT_VALUES = {
     "utilization": "0",
 }
 
-# Capability queries, answered for a device that has no such notion. bfloat16: the CPU computes
-# it (natively with AVX512-BF16 or AMX, else emulated), which is what CUDA's default
-# `including_emulation=True` asks; compute capability (0, 0) sends code down its pre-Ampere path.
-HOST_PROPERTIES = (
-    "types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, "
-    'total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), '
-    "multi_processor_count=os.cpu_count())"
-)
+# A device's properties are the host's: a function written once into the file that needs it
+# (migrate) or evaluated once (run); its memory query differs between Windows and the others.
+HOST_PROPERTIES_FUNCTION = '''def host_properties():
+    """What get_device_properties() tells of a GPU, for the host: its processor, memory and cores."""
+    if os.name == "nt":  # Windows
+        import ctypes
+
+        kilobytes = ctypes.c_ulonglong()
+        ctypes.windll.kernel32.GetPhysicallyInstalledSystemMemory(ctypes.byref(kilobytes))
+        memory = kilobytes.value * 1024
+    else:  # Linux, macOS
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0,
+                                 total_memory=memory, multi_processor_count=os.cpu_count())'''
+HOST_PROPERTIES = "host_properties()"
+
 # Free and total memory, as `mem_get_info()` answers them for a GPU: the host's. The system counts
 # free pages on Linux; macOS does not (free is then the total, what a script sizing its batches
 # can use), and Windows has no sysconf (nothing is known: 0, 0).
@@ -89,9 +97,12 @@ def host_event_class(wait_for_device: str = "") -> str:
 
 
 # Module-level definitions every target may need for the answers here (see `Target.definitions`).
-DEFINITIONS = {"host_memory_info": HOST_MEMORY_INFO}
+DEFINITIONS = {"host_properties": HOST_PROPERTIES_FUNCTION, "host_memory_info": HOST_MEMORY_INFO}
 HOST_MEMORY = "host_memory_info()"
 
+# Capability queries, answered for a device that has no such notion. bfloat16: the CPU computes
+# it (natively with AVX512-BF16 or AMX, else emulated), which is what CUDA's default
+# `including_emulation=True` asks; compute capability (0, 0) sends code down its pre-Ampere path.
 QUERY_VALUES = {
     "is_bf16_supported": "True",
     "is_tf32_supported": "False",
@@ -110,6 +121,11 @@ NVTX_CONTEXTS = ("range",)
 # Streams where there are none: the CPU's stream, which takes part in `wait_stream`, `with` and
 # `synchronize` and waits for nothing.
 STREAM_VALUES = {"current_stream": "torch.cpu.current_stream()", "default_stream": "torch.cpu.current_stream()"}
+
+
+# torch's own classes, which torch.cuda re-exports outside its `__all__` (torch.cuda.OutOfMemoryError
+# is torch.OutOfMemoryError): the same class on every target, spelled without CUDA.
+TORCH_CLASSES = ("OutOfMemoryError", "AcceleratorError")
 
 
 def result_value(name: str) -> str | None:
@@ -136,6 +152,8 @@ DEVICE_CONTEXTS = {"device", "device_of"}
 
 
 def verdict(api: str, name: str) -> Verdict | None:
+    if api == f"torch.cuda.{name}" and name in TORCH_CLASSES:
+        return same(api, f"torch.{name}", "torch's own class, which torch.cuda re-exports")
     if api.startswith(NVTX):
         return _nvtx_verdict(api, name)
     if name in STREAM_VALUES:

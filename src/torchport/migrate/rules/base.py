@@ -22,8 +22,9 @@ from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvide
 from torchport.findings import Finding, Operation
 from torchport.migrate.lines import node_lines
 from torchport.migrate.names import ImportTable
+from torchport.migrate.rules.folding import folded_number, left_doing_nothing, number_value
 from torchport.targets import Target
-from torchport.targets.base import definitions_used, dotted_names
+from torchport.targets.base import definitions_used, dotted_names, modules_used
 
 
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
@@ -74,7 +75,7 @@ class FileContext:
         for name in definitions_used(definitions, source):
             if name not in self.needed_definitions:
                 self.needed_definitions.add(name)
-                self._need_imports(definitions[name])  # (what the definition itself uses)
+                self.needed_imports.update(m for m in modules_used(definitions[name]) if m not in definitions)
         self._need_imports(source)
 
     def _need_imports(self, source: str) -> None:
@@ -221,12 +222,30 @@ class Rule:
         return self.context.parents.get(node)
 
     def guarded_already(self, node: cst.CSTNode) -> bool:
-        """Whether `node` (an expression, or a statement line) already runs only under the
-        target's guard: a second migration must not guard it again."""
-        parent = self.parent(node)
-        if isinstance(parent, cst.IndentedBlock):
-            parent = self.parent(parent)
-        return isinstance(parent, (cst.IfExp, cst.If)) and source_of(parent.test) == self.target.guard
+        """Whether `node` (an expression, or a statement line) runs only under the target's
+        guard already: it lies in the body of an `if` or a conditional expression that asks it,
+        as written by a first migration (a second must not guard it again) or as the script's
+        CUDA question that becomes it (`... if torch.cuda.is_available() else ...`)."""
+        if self.target.guard is None:
+            return False
+        child, parent = node, self.parent(node)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if isinstance(parent, (cst.IfExp, cst.If)) and parent.body is child and self.asks_guard(parent.test):
+                return True
+            child, parent = parent, self.parent(parent)
+        return False
+
+    def asks_guard(self, test: cst.BaseExpression) -> bool:
+        """Whether `test` holds only where the target's guard does: the guard itself, the CUDA
+        question that becomes it, or an `and` of which one side is either."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self.asks_guard(test.left) or self.asks_guard(test.right)
+        if not isinstance(test, cst.Call) or test.args:
+            return False
+        api = self.qualified_name(test.func)
+        if api is not None and api.startswith("torch.cuda."):
+            return f"{self.target.verdict(api).replacement}()" == self.target.guard
+        return source_of(test) == self.target.guard
 
     def scope(self, node: cst.CSTNode):
         """LibCST's scope of `node` (computed for the whole file the first time a rule asks)."""
@@ -362,7 +381,7 @@ class ApplyFixes(cst.CSTTransformer):
         """`if torch.cuda.is_available(): <only no-ops>` (or any test without side effects, such as
         `if x.is_cuda:`) is dropped whole once its body is gone."""
         emptied = _only_pass(updated_node.body) and not _only_pass(original_node.body)
-        if not (emptied and _has_no_effect(updated_node.test)):
+        if not (emptied and has_no_effect(updated_node.test)):
             return updated_node
         if updated_node.orelse is None:
             return remove_statement(updated_node)
@@ -396,6 +415,27 @@ class ApplyFixes(cst.CSTTransformer):
                     kept = kept.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
                 return kept
         return updated_node
+
+    def leave_BinaryOperation(self, original_node, updated_node):  # noqa: N802 (libcst API)
+        """`0 / 2**20`, where a memory query became its answer, is `0.0` (the script's own
+        arithmetic on constants stays as written)."""
+        if not isinstance(updated_node, cst.BinaryOperation) or number_value(original_node) is not None:
+            return updated_node
+        return folded_number(updated_node) or updated_node
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):  # noqa: N802 (libcst API)
+        """A statement the fixes left with nothing to do goes: `None` (a call that became its
+        answer), `model = model` (a conversion that became its argument)."""
+        if type(updated_node) is not cst.SimpleStatementLine:  # (a fix made it something else)
+            return updated_node
+        emptied = left_doing_nothing(original_node, updated_node)
+        if not emptied:
+            return updated_node
+        body = [statement for statement in updated_node.body if not any(statement is e for e in emptied)]
+        if not body:
+            return remove_statement(updated_node)
+        body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(body=body)
 
     def leave_IndentedBlock(self, original_node, updated_node):  # noqa: N802 (libcst API)
         body, footer = _without_removed(updated_node.body, updated_node.footer)
@@ -496,7 +536,7 @@ def _negated(test: cst.BaseExpression) -> cst.BaseExpression:
     return cst.UnaryOperation(operator=cst.Not(), expression=test)
 
 
-def _has_no_effect(test: cst.BaseExpression) -> bool:
+def has_no_effect(test: cst.BaseExpression) -> bool:
     """Whether evaluating `test` can do nothing but give a value: names, attributes, constants,
     comparisons and boolean operations of those, and the `is_available()` probes."""
     if isinstance(test, cst.Call):
@@ -504,13 +544,13 @@ def _has_no_effect(test: cst.BaseExpression) -> bool:
     if isinstance(test, (cst.Name, cst.Integer, cst.SimpleString)):
         return True
     if isinstance(test, cst.Attribute):
-        return _has_no_effect(test.value)
+        return has_no_effect(test.value)
     if isinstance(test, cst.UnaryOperation):
-        return _has_no_effect(test.expression)
+        return has_no_effect(test.expression)
     if isinstance(test, cst.BooleanOperation):
-        return _has_no_effect(test.left) and _has_no_effect(test.right)
+        return has_no_effect(test.left) and has_no_effect(test.right)
     if isinstance(test, cst.Comparison):
-        return _has_no_effect(test.left) and all(_has_no_effect(c.comparator) for c in test.comparisons)
+        return has_no_effect(test.left) and all(has_no_effect(c.comparator) for c in test.comparisons)
     return False
 
 
@@ -519,9 +559,12 @@ def _is_name(node: cst.CSTNode, name: str) -> bool:
 
 
 def _same_value(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
-    """Whether two expressions are the same text, or string literals with the same value."""
+    """Whether two expressions are the same text, string literals with the same value, or
+    number literals with the same value (`0.0` and `0`)."""
     if isinstance(a, cst.SimpleString) and isinstance(b, cst.SimpleString):
         return a.prefix == b.prefix and a.evaluated_value == b.evaluated_value
+    if isinstance(a, (cst.Integer, cst.Float)) and isinstance(b, (cst.Integer, cst.Float)):
+        return a.evaluated_value == b.evaluated_value
     return a.deep_equals(b)
 
 

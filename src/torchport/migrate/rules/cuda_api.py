@@ -10,6 +10,7 @@ from torchport.findings import Operation
 from torchport.migrate.rules.base import (
     ApiReferenceRule,
     Rule,
+    has_no_effect,
     only_when,
     parse_expression,
     remove_statement,
@@ -19,7 +20,9 @@ from torchport.migrate.rules.base import (
 )
 from torchport.migrate.rules.device_exprs import device_expression, is_device_value, quoted, string_value
 from torchport.migrate.rules.legacy_types import LegacyTypeUseRule, legacy_type_use
+from torchport.migrate.rules.neighbours import next_statement, previous_statement
 from torchport.targets.devices import any_device_source
+from torchport.targets.fallbacks import TORCH_CLASSES
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
 
@@ -31,7 +34,8 @@ REEXPORTING_SUBMODULES = {"memory", "random", "streams", "graphs"}
 
 @lru_cache(maxsize=None)
 def known_cuda_apis() -> frozenset[str]:
-    return frozenset(cuda_apis())
+    """torch.cuda's public APIs, and torch's own classes that it re-exports (OutOfMemoryError)."""
+    return frozenset(cuda_apis()) | {f"torch.cuda.{name}" for name in TORCH_CLASSES}
 
 
 def through_submodule(api: str) -> str:
@@ -153,22 +157,37 @@ class CudaApiRule(ApiReferenceRule):
             return False
         return not self._has_own_class(FLOAT_TENSOR) and self.qualified_name(call.func) == DEFAULT_TENSOR_TYPE
 
-    def _repeats_previous(self, line: cst.SimpleStatementLine, call: cst.Call, replacement: str) -> bool:
-        """Whether the statement before `line` is already `replacement(<the same arguments>)`
-        (`torch.manual_seed(s)` followed by `torch.cuda.manual_seed_all(s)`)."""
-        block = self.parent(line)
-        body = list(getattr(block, "body", ()))
-        index = next((i for i, statement in enumerate(body) if statement is line), 0)
-        previous = body[index - 1] if index > 0 else None
-        if not (isinstance(previous, cst.SimpleStatementLine) and len(previous.body) == 1):
+    def _done_already(self, call: cst.Call, verdict: Verdict) -> cst.Expr | None:
+        """The statement that `call` is, where its neighbour does the same already: the statement
+        before it, as written or once rewritten (`torch.manual_seed(s)` or `torch.cuda.manual_seed(s)`
+        before `torch.cuda.manual_seed_all(s)`, all `torch.manual_seed(s)` off CUDA), or the
+        statement after it as the script wrote it."""
+        statement = self.parent(call)
+        if not isinstance(statement, cst.Expr):
+            return None
+        before = previous_statement(statement, self.parent, has_no_effect)
+        if self._calls(before, call, verdict, rewritten=True):
+            return statement
+        after = next_statement(statement, self.parent)
+        return statement if self._calls(after, call, verdict, rewritten=False) else None
+
+    def _calls(self, statement: cst.CSTNode | None, call: cst.Call, verdict: Verdict, rewritten: bool) -> bool:
+        """Whether `statement` calls what `call` becomes, with the same arguments; `rewritten`:
+        also where it is another CUDA API that becomes the same call."""
+        if not (isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call)):
             return False
-        expression = previous.body[0]
-        return (
-            isinstance(expression, cst.Expr)
-            and isinstance(expression.value, cst.Call)
-            and self.qualified_name(expression.value.func) == replacement
-            and source_of(expression.value.with_changes(func=call.func)) == source_of(call)
-        )
+        other = statement.value
+        name = self.qualified_name(other.func)
+        if name is None:
+            return False
+        if name != verdict.replacement:
+            name = through_submodule(name)
+            if not (rewritten and name != verdict.api and name in known_cuda_apis()):
+                return False
+            becomes = self.target.verdict(name)
+            if becomes.replacement != verdict.replacement or becomes.guard or becomes.drop_args or becomes.device_first:
+                return False
+        return source_of(other.with_changes(func=call.func)) == source_of(call)
 
     def _drop(self, node: cst.BaseExpression, call: cst.Call | None, verdict: Verdict) -> None:
         if call is None:
@@ -180,19 +199,19 @@ class CudaApiRule(ApiReferenceRule):
             return
         expression = self.parent(call)
         if isinstance(expression, cst.Expr):  # `x = 1; torch.cuda.synchronize()`: that statement alone
-            line = self.parent(expression)
-            self.change(line, lambda updated: _without_statement(updated, expression), verdict.describe(),
+            self.change(self.parent(expression), _removing(expression), verdict.describe(),
                         operation=Operation.DELETE, api=verdict.api)
             return
         value = verdict.value if verdict.value is not None else "None"
         self.change(call, lambda _: parse_expression(value), verdict.describe(), api=verdict.api, needs=value)
 
     def _redirect_call(self, call: cst.Call, verdict: Verdict) -> None:
-        line = sole_statement(self, call)
-        if line is not None and self._repeats_previous(line, call, verdict.replacement):
-            self.change(line, remove_statement, f"{verdict.describe()}; the line above does it already",
+        repeated = self._done_already(call, verdict)
+        if repeated is not None:
+            self.change(self.parent(repeated), _removing(repeated), f"{verdict.describe()}; a statement beside it does it already",
                         operation=Operation.DELETE, api=verdict.api)
             return
+        line = sole_statement(self, call)
         replacement = parse_expression(verdict.replacement)
         device = device_expression(self.target, None)
 
@@ -210,7 +229,7 @@ class CudaApiRule(ApiReferenceRule):
 
         if as_index is not None:
             self.context.need_expression(as_index("0"))
-        if verdict.guard is None:
+        if verdict.guard is None or (verdict.guard == self.target.guard and self.guarded_already(call)):
             needs = f"{verdict.replacement} {device if verdict.device_first else ''}"
             self.change(call, redirected, verdict.describe(), api=verdict.api, needs=needs)
             return
@@ -239,6 +258,11 @@ class CudaApiRule(ApiReferenceRule):
         if is_device_value(value) or source_of(value) in self.context.device_names:
             return lambda source: f"torch.device({source}).index"
         return lambda source: f"{any_device_source(self.target, source)}.index"
+
+
+def _removing(statement: cst.Expr):
+    """The fix of its statement line that removes `statement`: the whole line where it is alone."""
+    return lambda line: remove_statement(line) if len(line.body) == 1 else _without_statement(line, statement)
 
 
 def _without_statement(line: cst.SimpleStatementLine, statement: cst.Expr) -> cst.BaseStatement:

@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, parse_expression
+from torchport.migrate.rules.base import Rule, call_argument, parse_expression
 from torchport.migrate.rules.device_comparisons import device_call_literal, device_comparison
 from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, quoted, string_value
 
@@ -16,6 +16,16 @@ FORMAT_PREFIX = re.compile(r"cuda:(%[dis]|\{\w*\})")
 
 ATTRIBUTE_FUNCTIONS = {"getattr", "hasattr", "setattr", "delattr"}  # their second argument names an attribute
 KEY_METHODS = {"get", "pop", "setdefault"}  # their first argument is a key
+
+
+_CUDA_WORD = re.compile(r"\bcuda\b", re.IGNORECASE)
+
+
+def naming_the_device(text: str, device: str) -> str:
+    """`text` (an option's help) with the word "cuda" as `device` ("CUDA" as "NPU"), and the
+    device named once where it now stands beside itself ("cpu or cpu", "cpu/cpu", "cpu, cpu")."""
+    named = _CUDA_WORD.sub(lambda word: device.upper() if word.group().isupper() else device, text)
+    return re.sub(rf"\b({re.escape(device)})\b(?:\s*(?:,|/|\||\bor\b)\s*\1\b)+", r"\1", named, flags=re.IGNORECASE)
 
 
 def _escape_braces(text: str) -> str:
@@ -46,6 +56,7 @@ class DeviceLiteralRule(Rule):
             index = None  # torch.load cannot map onto "cpu:0": where the device is not known, use its type
         if is_device:
             self._drop_device_index_argument(parent)
+            self._name_the_device_in_the_help(node)
             new = device_expression(self.target, index, like=node)
             self.change(
                 node, lambda _: parse_expression(new), f'replace device "{string_value(node)}" with {new}', needs=new
@@ -86,6 +97,33 @@ class DeviceLiteralRule(Rule):
         if isinstance(func, cst.Name) and func.value in ATTRIBUTE_FUNCTIONS:
             return position == 1
         return isinstance(func, cst.Attribute) and func.attr.value in KEY_METHODS and position == 0
+
+    def _name_the_device_in_the_help(self, literal: cst.SimpleString) -> None:
+        """`add_argument("--device", default="cuda", help="device to use (cuda or cpu)")`: the
+        option's help names the device its default becomes ("npu or cpu"; on the CPU "cpu", once).
+        Only there: other strings that mention CUDA are the script's messages. Where the device
+        is known only at run time (DEVICE_TYPE) the help stays: "cuda" is one of its values."""
+        device = self.target.device_type
+        if device is None:
+            return
+        child, parent = literal, self.parent(literal)
+        while isinstance(parent, cst.IfExp) and child is not parent.test:  # (`"cuda" if ... else "cpu"`)
+            child, parent = parent, self.parent(parent)
+        if not (isinstance(parent, cst.Arg) and parent.keyword is not None and parent.keyword.value == "default"):
+            return
+        call = self.parent(parent)
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"):
+            return
+        help_arg = call_argument(call, "help")
+        text = help_arg.value if help_arg is not None else None
+        if not isinstance(text, cst.SimpleString) or "b" in text.prefix.lower():
+            return
+        start, end = len(text.prefix) + len(text.quote), len(text.value) - len(text.quote)
+        body = text.value[start:end]
+        named = naming_the_device(body, device)
+        if named != body:
+            new = cst.SimpleString(text.value[:start] + named + text.value[end:])
+            self.change(text, lambda _: new, f"the option's help names its new default: {new.value}")
 
     def _drop_device_index_argument(self, parent: cst.CSTNode | None) -> None:
         """`torch.device("cuda", i)` on a target without device indices: `torch.device("cpu")`;

@@ -1,12 +1,15 @@
-"""TP011: `"cuda" if torch.cuda.is_available() else "cpu"` on the CPU."""
+"""TP011: availability tests whose answer the target knows."""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.migrate.rules.base import Rule, remove_statement
+from torchport.migrate.rules.base import Rule, dotted_name
 from torchport.migrate.rules.device_exprs import cuda_literal_index, string_value
+
+AVAILABLE = "torch.cuda.is_available"
+EXITS = {"exit", "quit", "sys.exit", "os._exit"}  # what a script calls to refuse a run
 
 
 def _device_string(rule: Rule, node: cst.BaseExpression) -> cst.BaseExpression:
@@ -19,31 +22,48 @@ def _device_string(rule: Rule, node: cst.BaseExpression) -> cst.BaseExpression:
 class CpuFallbackRule(Rule):
     """`"cuda" if torch.cuda.is_available() else "cpu"` (also inside `torch.device(...)`) where the
     answer is known: the CPU branch on the CPU target; on the device-agnostic target the device
-    type already falls back to the CPU, so the test would be made twice. For the same reason
-    `assert torch.cuda.is_available()`, a GPU-only script's demand, is dropped there: its code
-    runs on the CPU when no accelerator is present."""
+    type already falls back to the CPU, so the test would be made twice.
+
+    A script's own demand for a GPU (`assert torch.cuda.is_available()`, `if not
+    torch.cuda.is_available(): raise ...` or `sys.exit(...)`, `if args.cuda and not ...`) is never
+    dropped: it asks about the target's device as every availability test does (the accelerator
+    on `accelerator`, so it refuses a run where there is none, as `torchport run` does). On the
+    CPU, the CPU is the device: the test is `torch.cpu.is_available()`, which is true, and a NOTE
+    says that the demand always passes there."""
 
     code = "TP011"
     mentions = rb"\bcuda\b"
-    reads = ("torch.device", "torch.cuda.is_available")
+    reads = ("torch.device", AVAILABLE)
     title = "availability tests with a known answer"
 
     def visit_Assert(self, node: cst.Assert) -> None:  # noqa: N802
-        test = node.test
-        if self.target.device_type is not None or not isinstance(test, cst.Call):
+        if self._asks_available(node.test):
+            self._note_always_passes(node, "asserts")
+
+    def visit_If(self, node: cst.If) -> None:  # noqa: N802
+        if self._asks_unavailable(node.test) and _refuses(node.body):
+            self._note_always_passes(node, "refuses a run without")
+
+    def _note_always_passes(self, node: cst.CSTNode, demand: str) -> None:
+        if self.target.device_type != "cpu":
             return
-        if self.qualified_name(test.func) != "torch.cuda.is_available":
-            return
-        line = self.parent(node)
-        if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
-            self.change(line, remove_statement, "drop the assertion: the device type falls back to the CPU",
-                        operation=Operation.DELETE)
+        self.report(node, Operation.NOTE, f"the script {demand} a CUDA device: on cpu the CPU is the device, so "
+                    "this always passes (kept; remove it if the script should refuse nothing)", api=AVAILABLE)
+
+    def _asks_available(self, test: cst.BaseExpression) -> bool:
+        return isinstance(test, cst.Call) and not test.args and self.qualified_name(test.func) == AVAILABLE
+
+    def _asks_unavailable(self, test: cst.BaseExpression) -> bool:
+        """`not torch.cuda.is_available()`, alone or as one side of an `and` (`args.cuda and not ...`)."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._asks_unavailable(test.left) or self._asks_unavailable(test.right)
+        return isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and self._asks_available(test.expression)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:  # noqa: N802
         if self.target.device_type not in ("cpu", None):
             return
         test = node.test
-        if not (isinstance(test, cst.Call) and self.qualified_name(test.func) == "torch.cuda.is_available"):
+        if not (isinstance(test, cst.Call) and self.qualified_name(test.func) == AVAILABLE):
             return
         body, orelse = _device_string(self, node.body), _device_string(self, node.orelse)
         if cuda_literal_index(body)[0] and string_value(orelse) == "cpu":
@@ -51,3 +71,15 @@ class CpuFallbackRule(Rule):
                 self.change(node, lambda updated: updated.orelse, "keep only the CPU branch of the availability test")
             else:
                 self.change(node, lambda updated: updated.body, "the device type already falls back to the CPU")
+
+
+def _refuses(block: cst.BaseSuite) -> bool:
+    """Whether a block ends the run: it raises, or calls `sys.exit` and its kin (after a message)."""
+    if isinstance(block, cst.SimpleStatementSuite):  # (`if ...: raise SystemExit(...)` on one line)
+        statements = block.body
+    else:
+        statements = [s for line in block.body if isinstance(line, cst.SimpleStatementLine) for s in line.body]
+    return any(
+        isinstance(s, cst.Raise) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and dotted_name(s.value.func) in EXITS)
+        for s in statements
+    )

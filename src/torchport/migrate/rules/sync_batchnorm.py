@@ -14,8 +14,9 @@ class SyncBatchNormRule(Rule):
     """SyncBatchNorm runs on CUDA-like devices only: on the CPU, DDP refuses a model that has it
     ("SyncBatchNorm layers only work with GPU modules"). Where the target may be the CPU, the
     model keeps its BatchNorm layers: `convert_sync_batchnorm(model)` is `model` on the CPU
-    target and is converted only when an accelerator is present on the device-agnostic target.
-    Each process then normalizes over its own batch."""
+    target (so `model = model` is left, and goes: see folding.py) and is converted only when an
+    accelerator is present on the device-agnostic target. Each process then normalizes over its
+    own batch."""
 
     code = "TP015"
     mentions = rb"\bconvert_sync_batchnorm\b"

@@ -1,6 +1,6 @@
 import torch
-import torch_npu
 import torch.backends.cudnn as cudnn
+import torch_npu
 
 cudnn.benchmark = True
 torch.backends.cuda.matmul.allow_tf32 = True

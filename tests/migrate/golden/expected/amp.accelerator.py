@@ -1,5 +1,6 @@
-import torch
 import functools
+
+import torch
 DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 CPU_BF16 = any(torch.cpu.get_capabilities().get(f, False) for f in ("avx512_bf16", "amx_bf16", "bf16", "sve_bf16"))
 AUTOCAST_OK = DEVICE_TYPE != "cpu" or CPU_BF16

@@ -1,5 +1,6 @@
-import torch
 import functools
+
+import torch
 CPU_BF16 = any(torch.cpu.get_capabilities().get(f, False) for f in ("avx512_bf16", "amx_bf16", "bf16", "sve_bf16"))
 
 

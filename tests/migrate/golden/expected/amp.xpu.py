@@ -1,5 +1,6 @@
-import torch
 import functools
+
+import torch
 
 
 @torch.amp.custom_fwd(device_type="xpu")

@@ -1,9 +1,24 @@
-import torch
 import os
 import platform
 import types
+
+import torch
 DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 TENSOR_TYPES = torch.get_device_module(DEVICE_TYPE) if hasattr(torch.get_device_module(DEVICE_TYPE), "FloatTensor") else torch
+
+
+def host_properties():
+    """What get_device_properties() tells of a GPU, for the host: its processor, memory and cores."""
+    if os.name == "nt":  # Windows
+        import ctypes
+
+        kilobytes = ctypes.c_ulonglong()
+        ctypes.windll.kernel32.GetPhysicallyInstalledSystemMemory(ctypes.byref(kilobytes))
+        memory = kilobytes.value * 1024
+    else:  # Linux, macOS
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0,
+                                 total_memory=memory, multi_processor_count=os.cpu_count())
 
 
 def host_memory_info():
@@ -23,7 +38,7 @@ if torch.accelerator.is_available():
 n = (torch.accelerator.device_count() if torch.accelerator.is_available() else 1)
 peak = (torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() else 0) / 2**20
 name = DEVICE_TYPE
-props = (torch.get_device_module(DEVICE_TYPE).get_device_properties(0) if torch.accelerator.is_available() else types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), multi_processor_count=os.cpu_count()))
+props = (torch.get_device_module(DEVICE_TYPE).get_device_properties(0) if torch.accelerator.is_available() else host_properties())
 free, total = (torch.accelerator.get_memory_info() if torch.accelerator.is_available() else host_memory_info())
 graphed = torch.cuda.make_graphed_callables(model, (x,))
 g = torch.cuda.CUDAGraph()

@@ -1,7 +1,22 @@
-import torch
 import os
 import platform
 import types
+
+import torch
+
+
+def host_properties():
+    """What get_device_properties() tells of a GPU, for the host: its processor, memory and cores."""
+    if os.name == "nt":  # Windows
+        import ctypes
+
+        kilobytes = ctypes.c_ulonglong()
+        ctypes.windll.kernel32.GetPhysicallyInstalledSystemMemory(ctypes.byref(kilobytes))
+        memory = kilobytes.value * 1024
+    else:  # Linux, macOS
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0,
+                                 total_memory=memory, multi_processor_count=os.cpu_count())
 
 
 def host_memory_info():
@@ -19,9 +34,9 @@ if torch.backends.mps.is_available():
     torch.mps.synchronize()
 torch.mps.empty_cache()
 n = torch.mps.device_count()
-peak = 0 / 2**20
+peak = 0.0
 name = platform.processor()
-props = types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0, total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), multi_processor_count=os.cpu_count())
+props = host_properties()
 free, total = host_memory_info()
 graphed = torch.cuda.make_graphed_callables(model, (x,))
 g = torch.cuda.CUDAGraph()

@@ -1,5 +1,6 @@
-import torch
 import functools
+
+import torch
 DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 
 

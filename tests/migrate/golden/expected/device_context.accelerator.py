@@ -1,5 +1,6 @@
-import torch
 import contextlib
+
+import torch
 DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 
 with (torch.accelerator.device_index(1) if torch.accelerator.is_available() else contextlib.nullcontext()):

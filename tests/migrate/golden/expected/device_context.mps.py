@@ -1,5 +1,6 @@
-import torch
 import contextlib
+
+import torch
 
 with contextlib.nullcontext():
     x = torch.ones(2).to("mps")

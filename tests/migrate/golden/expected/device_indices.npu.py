@@ -1,8 +1,8 @@
 import os
 
 import torch
-import torch_npu
 import torch.multiprocessing as mp
+import torch_npu
 
 x = torch.ones(2).to("npu:0")
 y = torch.zeros(2, device="npu:1")

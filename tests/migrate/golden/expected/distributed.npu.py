@@ -1,8 +1,8 @@
 import os
 
 import torch
-import torch_npu
 import torch.distributed as dist
+import torch_npu
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"

@@ -1,6 +1,7 @@
+import contextlib
+
 import torch
 import torch_npu
-import contextlib
 
 try:
     from torch.cuda.amp import GradScaler

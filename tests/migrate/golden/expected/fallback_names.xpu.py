@@ -1,5 +1,6 @@
-import torch
 import contextlib
+
+import torch
 
 try:
     from torch.cuda.amp import GradScaler

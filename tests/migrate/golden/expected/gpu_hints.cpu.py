@@ -1,8 +1,8 @@
 """Scripts that tell the user to use an idle GPU (pytorch/examples, OpenNMT, PyTorch-GAN metrics)."""
 import argparse
 import logging
-import torch
 import platform
+import torch
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--cuda", action="store_true")

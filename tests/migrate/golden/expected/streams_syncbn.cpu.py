@@ -3,7 +3,6 @@ import torch.nn as nn
 
 assert torch.cpu.is_available(), "this script needs a GPU"
 model = nn.Sequential(nn.BatchNorm1d(2))
-model = model
 stream = torch.cpu.Stream()
 x = torch.zeros(2)
 with torch.cpu.stream(stream):

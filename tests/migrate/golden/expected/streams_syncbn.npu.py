@@ -1,6 +1,6 @@
 import torch
-import torch_npu
 import torch.nn as nn
+import torch_npu
 
 assert torch.npu.is_available(), "this script needs a GPU"
 model = nn.Sequential(nn.BatchNorm1d(2))
