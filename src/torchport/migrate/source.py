@@ -20,8 +20,11 @@ from torchport.migrate.mentions import Mentions
 from torchport.findings import Finding, Operation
 from torchport.migrate.names import AST_PARSE_ERRORS, ImportTable
 from torchport.migrate.rules import RULES
-from torchport.migrate.rules.base import ApplyFixes, FileContext, NameAnalysisError, Rule, RulesPass, source_of
+from torchport.migrate.rules.base import (
+    ApplyFixes, FileContext, NameAnalysisError, Rule, RulesPass, TokenRule, source_of,
+)
 from torchport import targets
+from torchport.syntax import syntax_problem
 from torchport.targets import Target
 
 # A file that never spells what some rule reacts to has nothing to migrate: it is not even parsed.
@@ -33,6 +36,18 @@ def rules_for(target_name: str) -> tuple[type[Rule], ...]:
     """The rules that can have anything to say on a target, in the registry's order."""
     target = targets.get(target_name)
     return tuple(rule for rule in RULES if rule.applies_to(target))
+
+
+@lru_cache(maxsize=None)
+def walking_rules(target_name: str) -> tuple[type[Rule], ...]:
+    """The rules of a target that join the walk of the parsed file."""
+    return tuple(rule for rule in rules_for(target_name) if not issubclass(rule, TokenRule))
+
+
+@lru_cache(maxsize=None)
+def token_rules(target_name: str) -> tuple[tuple[type[TokenRule], re.Pattern[bytes]], ...]:
+    """The rules of a target that rewrite tokens before the parse, each with what it reacts to."""
+    return tuple((rule, re.compile(rule.mentions)) for rule in rules_for(target_name) if issubclass(rule, TokenRule))
 
 
 @lru_cache(maxsize=None)
@@ -76,6 +91,27 @@ def migrate_source(source: bytes, target: Target, path: str = "<string>", apply_
     make the affinity swaps that keep behaviour (see rules/affinity.py)."""
     if not mentions(target.name).search(source):
         return FileResult(source)
+    rewritten, early = _rewrite_tokens(source, target, path)
+    result = _migrate_parsed(rewritten, target, path, apply_affinity)
+    if not early:
+        return result
+    if result.error is not None:
+        return FileResult(source, error=result.error)
+    return FileResult(result.source, sorted(early + result.findings, key=lambda f: (f.start_line, f.code)))
+
+
+def _rewrite_tokens(source: bytes, target: Target, path: str) -> tuple[bytes, list[Finding]]:
+    """`source` after the token rules that it mentions, and their rows."""
+    rows: list[Finding] = []
+    for rule, mentioned in token_rules(target.name):
+        if mentioned.search(source):
+            source, found = rule.rewrite(source, path)
+            rows += found
+    return source, rows
+
+
+def _migrate_parsed(source: bytes, target: Target, path: str, apply_affinity: bool) -> FileResult:
+    """Migrate `source`, which the token rules have seen, with LibCST (the parts that matter)."""
     reading = _read(source, mentions(target.name), target.device_function is not None)
     elision = reading.elision
     if elision is not None:
@@ -123,14 +159,15 @@ def _migrate(source: bytes, target: Target, path: str, reading: Reading, apply_a
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
-        return FileResult(source, error=_one_line(error))
+        problem = syntax_problem(source, path)  # (Python's reason and line, not LibCST's grammar error)
+        return FileResult(source, error=str(problem) if problem else _one_line(error))
     context = FileContext(
         target=target, path=path, module=module, imports=reading.imports, device_index_names=reading.indices,
         device_names=reading.devices,
         apply_affinity=apply_affinity, whole_source=reading.whole, statement_lines=reading.statement_lines,
     )
     try:
-        module.visit(RulesPass([rule(context) for rule in rules_for(target.name)]))
+        module.visit(RulesPass([rule(context) for rule in walking_rules(target.name)]))
     except NameAnalysisError as error:
         return FileResult(source, error=f"could not analyse names: {_one_line(error.__cause__)}")
     findings = context.findings()
@@ -207,13 +244,8 @@ class MergeAdjacentGuards(cst.CSTTransformer):
 
 def _compile_error(source: bytes, path: str) -> str | None:
     """Why Python itself rejects `source`, which LibCST accepted (e.g. more than 200 nested brackets)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError) as error:
-        return f"not valid Python ({type(error).__name__}: {getattr(error, 'msg', error)})"
-    return None
+    problem = syntax_problem(source, path)
+    return str(problem) if problem else None
 
 
 def _one_line(error: Exception) -> str:

@@ -258,6 +258,17 @@ class Rule:
         self.context.reported.append((node, self.code, operation, message, api, replacement, category))
 
 
+class TokenRule(Rule):
+    """A rule that rewrites a file's tokens before it is parsed: for code that neither LibCST nor
+    Python (since 3.7) can parse, but that one exact change makes valid (`x.cuda(async=True)`).
+    `rewrite` gets the whole file when it matches `mentions`; the rule joins no walk."""
+
+    @classmethod
+    def rewrite(cls, source: bytes, path: str) -> tuple[bytes, list[Finding]]:
+        """`source` rewritten, and a row for each change (same lines: only tokens change)."""
+        raise NotImplementedError
+
+
 class RulesPass(cst.CSTVisitor):
     """One walk of a module for all rules: records each node's parent, then calls the rules."""
 
