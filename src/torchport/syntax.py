@@ -33,7 +33,7 @@ _BY_TEXT = (
     (re.compile(r"<>"), PYTHON2, "the <> operator"),
     (re.compile(r"\b[uU][rR]\"\""), PYTHON2, "a ur'' string"),
     (re.compile(r"\b\d+[lL]\b"), PYTHON2, "a long literal such as 10L"),
-    (re.compile(r"\b(?:async|await)\s*(?:=(?!=)|[.,)\]:])|\.(?:async|await)\b|\bdef\s+(?:async|await)\b"),
+    (re.compile(r"\b(?:async|await)\s*(?:=(?!=)|[.,)\]:])|\.(?:async|await)\b|\b(?:def|import|from)\s+(?:async|await)\b"),
      BEFORE_37, "async or await used as a name: both are keywords since Python 3.7"),
 )
 

@@ -118,6 +118,12 @@ def test_the_line_of_a_file_that_does_not_parse_is_python_s_own():
     assert migrate_one(Job("b.py", broken), "cpu").error == "not valid Python at line 2: '(' was never closed"
 
 
+@pytest.mark.parametrize("line", ["self.async = True", "from async import AsyncSampler", "def async(x): pass"])
+def test_async_used_as_a_name_is_listed_as_pre_37_code(line):
+    result = migrate_one(Job("t.py", f"import torch\n{line}\n".encode()), "cpu")
+    assert result.error.startswith("not valid Python at line 2: pre-3.7 syntax"), result.error
+
+
 def test_a_parameter_named_async_leaves_the_file_unmigrated_and_says_why():
     source = b"import torch\n\ndef move(x, async=False):\n    return x.cuda(async=async)\n"
     result = migrate_one(Job("t.py", source), "npu")
