@@ -25,6 +25,7 @@ class HostTimingRule(Rule):
     code = "TP010"
     mentions = rb"\bcuda\b"
     reads = (EVENT,)
+    follows = rb"\bEvent\b"
     title = "CUDA events timed with the host clock"
 
     def __init__(self, context) -> None:
