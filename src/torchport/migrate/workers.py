@@ -29,7 +29,7 @@ from torchport.migrate.source import FileResult, mentions, migrate_source
 from torchport.syntax import syntax_problem
 
 FILE_TIMEOUT = 300.0  # seconds for one file: the biggest real files take a few
-FILE_MEMORY = 4 << 30  # bytes of address space for a worker: a 200k-line file needs under 1 GB
+FILE_MEMORY = 4 << 30  # bytes of address space for a worker: a 200k-line file needs under 1 GB (pieces.py)
 STACK_SIZE = 512 << 20  # for the thread that migrates: deep trees recurse deeply
 RECURSION_LIMIT = 100_000
 LOOKAHEAD = 64  # files read ahead at most: held until handed out, and until an earlier slow file is done
