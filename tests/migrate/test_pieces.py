@@ -80,6 +80,20 @@ scaler = GradScaler()
 '''
 
 
+AMBIGUOUS = b"""import torch
+from torch.cuda import amp
+
+
+def reset():
+    global amp
+    amp = None
+
+
+with amp.autocast():
+    x = torch.zeros(1).cuda()
+"""
+
+
 def _repeated(body: bytes, times: int) -> bytes:
     """`body` with `times` more CUDA-free and CUDA-using definitions after it (a medium file)."""
     more = b"".join(
@@ -94,6 +108,7 @@ def _inputs():
     cases += [("no_final_newline", CROSS_PIECE.rstrip(b"\n")), ("medium", _repeated(CROSS_PIECE, 60))]
     cases += [("latin1", b"# -*- coding: latin-1 -*-\n" + CROSS_PIECE.replace(b"a late import", b"caf\xe9"))]
     cases += [("bom", b"\xef\xbb\xbf" + CROSS_PIECE)]
+    cases += [("ambiguous", AMBIGUOUS)]  # (migrated whole: a scope analysis of the whole file tells)
     cases += [(p.name, p.read_bytes()) for p in sorted((HERE / "golden").glob("*.py"))]
     cases += [(p.name, p.read_bytes()) for p in sorted(EXAMPLES.glob("*.py"))]
     return cases

@@ -248,9 +248,7 @@ def _migrate(source: bytes, target: Target, path: str, reading: Reading, apply_a
     findings = context.findings()
     if not context.fixes:
         return FileResult(source, findings)
-    new_module = module.visit(ApplyFixes(context.fixes, context.parents))
-    if target.guard:
-        new_module = new_module.visit(MergeAdjacentGuards(target.guard))
+    new_module = _fixed(module, context, target)
     new_module, import_rows = _tidy_imports(list(imports.cuda_imports(module)), new_module, context)
     code = new_module.code  # printed once: checked, then written, and read for the import rows' lines
     original = source.decode(module.encoding, "replace")
@@ -298,53 +296,68 @@ def _migrate_in_pieces(source: bytes, target: Target, path: str, reading: Readin
     unterminated = not text.endswith(("\n", "\r"))  # (LibCST drops the newline it would print there)
     lines = pieces.split_lines(text + newline if unterminated else text)
     indent = pieces.default_indent(lines, top)
-    shared = FileContext(target=target, path=path, file_imports=_file_imports(lines, top))
+    shared = FileContext(target=target, path=path, file_imports=_file_imports(lines, top))  # (what the pieces add up to)
     skeleton = pieces.Skeleton(newline, target.definitions, target.guard)
     findings, cuda_imports, codes, changed = [], [], [], False
     for piece in pieces.plan(top, source, len(lines), pieces.MIGRATE_PIECE_BYTES):
         piece_text, offset, starts = piece.text_of(lines, top, newline, indent)
-        try:
-            module = cst.parse_module(piece_text)
-        except (cst.ParserSyntaxError, SyntaxError) as error:
-            problem = syntax_problem(source, path)
-            return FileResult(source, error=str(problem) if problem else _one_line(error))
-        behind = piece.parsed_behind
-        if not behind:  # (the file's first piece: its indentation is the file's, or it has no block of its own)
-            module = module.with_changes(default_indent=indent)
-        context = FileContext(
-            target=target, path=path, module=module, imports=reading.imports, device_index_names=reading.indices,
-            device_names=reading.devices, apply_affinity=apply_affinity, whole_source=reading.whole,
-            statement_lines=starts, once=shared.once, file_imports=shared.file_imports,
-        )
-        try:
-            module.visit(RulesPass([rule(context) for rule in walking_rules(target.name)]))
-        except NameAnalysisError as error:
-            return FileResult(source, error=f"could not analyse names: {_one_line(error.__cause__)}")
-        _forget(context, module.body[:behind])
+        done = _migrate_piece(piece_text, piece.parsed_behind, indent, starts, reading, shared, apply_affinity)
+        if isinstance(done, str):
+            return FileResult(source, error=done)
+        module, context = done
         findings += [_shifted(finding, offset) for finding in context.findings()]
-        cuda_imports += imports.cuda_imports(module.with_changes(body=module.body[behind:]))
+        cuda_imports += imports.cuda_imports(module.with_changes(body=module.body[piece.parsed_behind :]))
         if context.fixes:
             changed = True
-            module = module.visit(ApplyFixes(context.fixes, context.parents))
-            if target.guard:
-                module = module.visit(MergeAdjacentGuards(target.guard))
-            shared.needed_imports |= context.needed_imports
-            shared.needed_definitions |= context.needed_definitions
-        codes.append(skeleton.add(module, behind))
+            module = _fixed(module, context, target)
+        codes.append(skeleton.add(module, piece.parsed_behind))
         del module, context  # (before the next piece is parsed)
     if not changed:
         return FileResult(source, findings)
     whole = _indented_as(cst.parse_module(skeleton.text), indent)
     if target.guard:
         whole = whole.visit(MergeAdjacentGuards(target.guard))
-    used = _names_used(codes) if cuda_imports else None
-    whole, import_rows = _tidy_imports(cuda_imports, whole, shared, used)
+    whole, import_rows = _tidy_imports(cuda_imports, whole, shared, _names_used(codes) if cuda_imports else None)
     code = skeleton.restore(whole.code)
     if code is None:
         return FileResult(source, error="internal error (a piece of the file was lost on the way)")
     if unterminated:
         code = code.removesuffix(newline)
     return _checked(source, path, code, encoding, findings, import_rows, shared, text, skeleton.parts_to_compile(whole.code))
+
+
+def _migrate_piece(
+    text: str, behind: int, indent: str, starts: array, reading: Reading, shared: FileContext, apply_affinity: bool,
+) -> tuple[cst.Module, FileContext] | str:
+    """One piece parsed and walked by the rules (nothing kept of the `behind` statements it is
+    parsed behind); or why it could not be."""
+    target, path = shared.target, shared.path
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, SyntaxError) as error:
+        problem = syntax_problem(reading.whole, path)
+        return str(problem) if problem else _one_line(error)
+    if not behind:  # (the file's first piece: its indentation is the file's, or it has no block of its own)
+        module = module.with_changes(default_indent=indent)
+    context = FileContext(
+        target=target, path=path, module=module, imports=reading.imports, device_index_names=reading.indices,
+        device_names=reading.devices, apply_affinity=apply_affinity, whole_source=reading.whole,
+        statement_lines=starts, once=shared.once, file_imports=shared.file_imports,
+    )
+    try:
+        module.visit(RulesPass([rule(context) for rule in walking_rules(target.name)]))
+    except NameAnalysisError as error:
+        return f"could not analyse names: {_one_line(error.__cause__)}"
+    _forget(context, module.body[:behind])
+    shared.needed_imports |= context.needed_imports
+    shared.needed_definitions |= context.needed_definitions
+    return module, context
+
+
+def _fixed(module: cst.Module, context: FileContext, target: Target) -> cst.Module:
+    """`module` with the rules' fixes applied, and adjacent guards merged."""
+    module = module.visit(ApplyFixes(context.fixes, context.parents))
+    return module.visit(MergeAdjacentGuards(target.guard)) if target.guard else module
 
 
 def _forget(context: FileContext, statements: list[cst.BaseStatement]) -> None:
