@@ -10,12 +10,15 @@ LibCST (the rest are set aside by `ast`: see torchport/migrate/elide.py). Both a
 in one run, on the same files, with one process and with --jobs processes. The default sample
 (--limit 160 files, spread evenly over the sorted list) takes under a minute on two idle cores.
 Then: the price of the guarded worker (the same migrations in-process), and the peak resident
-memory of a -j 1 run on the sample and on a generated 200k-line file (about a minute more).
+memory of a -j 1 run on the sample, on a generated 200k-line file, and on a dense one whose every
+line calls `.cuda()` (a bare LibCST parse of it needs about 5 GB: it is read and migrated in
+pieces, see torchport/migrate/pieces.py). The two files take a few minutes more.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -113,12 +116,20 @@ print(max(mine, workers) * 1024)
 """
 
 
-def peak_memory(src: Path, out: Path, target: str) -> tuple[float, int]:
-    """Wall time and peak resident memory (bytes) of `migrate src -o out -j 1`, in a fresh process:
-    the largest of the main process and its worker."""
+def peak_memory(src: Path, out: Path, target: str) -> tuple[float, int, dict]:
+    """Wall time, peak resident memory (bytes) and summary.json of `migrate src -o out -j 1`, in a
+    fresh process: the largest of the main process and its worker."""
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", PEAK, str(src), str(out), target], capture_output=True, text=True, check=True)
-    return time.perf_counter() - start, int(done.stdout.split()[-1])
+    summary = json.loads((out / engine.REPORT_DIR / "summary.json").read_text())
+    return time.perf_counter() - start, int(done.stdout.split()[-1]), summary
+
+
+def how_it_went(summary: dict) -> str:
+    """"migrated" or "copied unchanged: <why>", for a run on one file."""
+    if summary["skipped"]:
+        return f"copied unchanged: {summary['skipped'][0]['reason']}"
+    return "migrated" if summary["files_changed"] else "unchanged"
 
 
 def generated_file(path: Path, lines: int = 200_000) -> None:
@@ -135,13 +146,20 @@ def generated_file(path: Path, lines: int = 200_000) -> None:
     path.write_text("\n".join(text) + "\n")
 
 
+def dense_file(path: Path, lines: int = 200_000) -> None:
+    """A `lines`-line module whose every line after the first two calls `.cuda()`: nothing to set
+    aside, and no definition to cut it at (only top-level statements)."""
+    text = ["import torch", "t = torch.zeros(1)", *(f"x{i} = t.cuda()" for i in range(lines - 2))]
+    path.write_text("\n".join(text) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--src", type=Path, help="a folder of Python code (default: the installed torch package)")
     parser.add_argument("--limit", type=int, default=160, help="at most N files, spread over the tree (0: all; default 160)")
     parser.add_argument("--target", default="npu", help="migration target (default: npu)")
     parser.add_argument("--jobs", type=int, default=2, help="processes for the parallel rows (default: 2)")
-    parser.add_argument("--big-lines", type=int, default=200_000, help="lines of the generated file (0: skip it)")
+    parser.add_argument("--big-lines", type=int, default=200_000, help="lines of the generated files (0: skip them)")
     args = parser.parse_args(argv)
 
     source = (args.src or default_src()).resolve()
@@ -204,16 +222,17 @@ def main(argv: list[str] | None = None) -> int:
         bare = in_process(root, files, args.target)
         print(f"isolation  migrate -j 1 (guarded worker, writes, reports) {migrate_1:.1f} s vs the same migrations "
               f"in this process {bare:.1f} s: {migrate_1 / bare:.2f}x")
-        wall, peak = peak_memory(root, Path(scratch) / "peak", args.target)
+        wall, peak, _ = peak_memory(root, Path(scratch) / "peak", args.target)
         print(f"memory   the sample, -j 1: peak {peak / 2**20:,.0f} MB resident ({wall:.1f} s)")
         if args.big_lines:
-            big = Path(scratch) / "big" / "train.py"
-            big.parent.mkdir()
-            generated_file(big, args.big_lines)
-            wall, peak = peak_memory(big, Path(scratch) / "big_out", args.target)
-            size = big.stat().st_size
-            print(f"memory   a generated {args.big_lines:,}-line file ({size / 1e6:.1f} MB): peak {peak / 2**20:,.0f} MB resident, "
-                  f"{wall:.1f} s, {args.big_lines / wall:,.0f} lines/s")
+            for name, make in (("generated", generated_file), ("dense (every line calls .cuda())", dense_file)):
+                big = Path(scratch) / make.__name__ / "train.py"
+                big.parent.mkdir()
+                make(big, args.big_lines)
+                wall, peak, summary = peak_memory(big, Path(scratch) / f"{make.__name__}_out", args.target)
+                size = big.stat().st_size
+                print(f"memory   a {name} {args.big_lines:,}-line file ({size / 1e6:.1f} MB): {how_it_went(summary)}, "
+                      f"peak {peak / 2**20:,.0f} MB resident, {wall:.1f} s, {args.big_lines / wall:,.0f} lines/s")
     return 0
 
 

@@ -23,6 +23,9 @@ torch.cuda.is_available(): raise ...`) asks about the accelerator on `--target a
 names the modes where it does so, with what it says; those runs must refuse, with that message.
 Two modes are run only for the projects that name them: run-accelerator (`torchport run --target
 accelerator`) and "<mode>+cpu-args" (a mode with the project's CPU switch instead of its GPU one).
+
+A project written for Python before 3.7 (`x.cuda(async=True)`) is not valid Python here until it
+is migrated: its unmodified modes must end in one clear line that says so, never a traceback.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class Project(NamedTuple):
     gpu_checkpoint: str = ""
     # (mode, what the script says) where its own check that a GPU is there refuses the run here
     refuses: tuple[tuple[str, str], ...] = ()
+    pre37: bool = False  # pre-3.7 syntax: only the migrated script runs; the unmodified modes refuse it
 
 
 PROJECTS = {
@@ -81,11 +85,13 @@ PROJECTS = {
         ("run-accelerator", "No GPU found, please run without --cuda"),
         ("run-accelerator+cpu-args", "the benchmark needs a CUDA GPU"),
     )),
+    "pre37_imagenet": Project(pre37=True),
 }
 
 TARGETS = ["cpu", "accelerator"]
 MODES = ["original", "migrate-cpu", "migrate-accelerator", "run-cpu", "env-cpu"]
 WITH_CPU_ARGS = "+cpu-args"  # a mode run with the project's CPU switch instead of its GPU one
+UNMODIFIED_MODES = ["original", "run-cpu", "env-cpu"]
 # The migrated CPU script again, with the project's own CPU switch ("code that ran on the CPU still does").
 CPU_ARGS_AFTER_MIGRATION = "migrate-cpu" + WITH_CPU_ARGS
 
@@ -93,7 +99,9 @@ REFUSALS = [(name, mode, message) for name, p in PROJECTS.items() for mode, mess
 CASES = [
     (name, mode) for name, p in PROJECTS.items() for mode in MODES
     if (mode != "original" or p.unmodified) and mode not in dict(p.refuses)
+    and not (p.pre37 and mode in UNMODIFIED_MODES)
 ]
+PRE37 = [(name, mode) for name, p in PROJECTS.items() if p.pre37 for mode in UNMODIFIED_MODES]
 # "original" for every project: the marks are checked too.
 RUNS = [(name, mode) for name in PROJECTS for mode in MODES]
 RUNS += [(name, CPU_ARGS_AFTER_MIGRATION) for name, p in PROJECTS.items() if p.unmodified and p.cpu_args]
@@ -218,10 +226,24 @@ def test_the_projects_marked_runnable_unmodified_run_on_this_cpu_as_they_are(run
 
 
 def test_the_projects_not_marked_runnable_unmodified_fail_here_for_want_of_cuda(runs):
-    for name in (n for n, p in PROJECTS.items() if not p.unmodified):
+    for name in (n for n, p in PROJECTS.items() if not p.unmodified and not p.pre37):
         result = runs[(name, "original")]
         assert not _reached_final_line(result), f"{name} runs unmodified: mark it so\n{_story(result)}"
         assert re.search(r"cuda|nccl|gpu", result.stderr, re.IGNORECASE), _story(result)
+
+
+@pytest.mark.parametrize("name, mode", PRE37, ids=[f"{name}-{mode}" for name, mode in PRE37])
+def test_pre37_code_is_refused_unmodified_in_one_clear_line(runs, name, mode):
+    """Python's own SyntaxError without torchport (no traceback: the script never starts), and
+    under `torchport run` one line that names the cause and says to migrate."""
+    result = runs[(name, mode)]
+    assert result.returncode != 0 and "Traceback" not in result.stderr, _story(result)
+    if mode == "run-cpu":
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 2 and len(lines) == 1, _story(result)
+        assert "pre-3.7 syntax" in lines[0] and "torchport migrate" in lines[0], _story(result)
+    else:
+        assert "SyntaxError" in result.stderr, _story(result)
 
 
 UNMODIFIED = [n for n, p in PROJECTS.items() if p.unmodified]

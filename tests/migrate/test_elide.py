@@ -160,10 +160,17 @@ def test_a_stand_in_that_cannot_be_put_back_means_the_whole_file_is_migrated(mon
         def restore(self, migrated):
             return None
 
+        span_firsts = ()
+
         def seen(self, tree):
             return tree, tuple(node.lineno for node in tree.body)
 
-    monkeypatch.setattr(source_module, "elide", lambda source, mentions, tree=None: Unrestorable())
+        def reduced_line(self, line):
+            return line
+
+        reduced_end_line = reduced_line
+
+    monkeypatch.setattr(source_module, "elide_definitions", lambda *args: Unrestorable())
     result = migrate_source(MIXED, targets.get("cpu"), "mixed.py")
     whole = _migrate(MIXED, targets.get("cpu"), "mixed.py", _whole(MIXED))
     assert result.source == whole.source and _rows(result) == _rows(whole)

@@ -493,8 +493,9 @@ def test_rich_snippet_and_the_advice_fixture_exercise_every_rule() -> None:
     used = set()
     advice = sorted((Path(__file__).parents[1] / "analyze" / "fixture" / "project").glob("*.py"))
     partly_ported = b"import os\nfrom torch.npu import amp\n"  # (torch.npu without torch_npu: TP022)
+    before_37 = b"import torch\nx = torch.zeros(1).cuda(async=True)\n"  # (TP024)
     for name in TARGETS:
-        for snippet in [RICH.encode(), partly_ported, *(path.read_bytes() for path in advice)]:
+        for snippet in [RICH.encode(), partly_ported, before_37, *(path.read_bytes() for path in advice)]:
             result = migrate_source(snippet, targets.get(name), "train.py")
             assert result.error is None
             used |= {f.code for f in result.findings}

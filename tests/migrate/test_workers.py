@@ -58,7 +58,8 @@ def test_a_file_over_its_time_budget_is_given_up_and_the_rest_go_on() -> None:
 
 def test_a_file_over_its_memory_budget_is_given_up_and_the_rest_go_on() -> None:
     pytest.importorskip("resource")
-    big = CUDA + b"".join(b"def f%d(x):\n    return x.cuda()\n" % i for i in range(20_000))
+    # (one class: a statement no piece can cut, see pieces.py)
+    big = CUDA + b"class Big:\n" + b"".join(b"    def f%d(self, x):\n        return x.cuda()\n" % i for i in range(20_000))
     got = results({"big.py": big, "a.py": CUDA}, memory=300 << 20, workers=1)
     assert got["big.py"].source == big and got["big.py"].error
     assert "memory" in got["big.py"].error or "crashed" in got["big.py"].error

@@ -24,48 +24,61 @@ UNKNOWN = None  # a binding whose value is not read
 
 def device_names(tree: ast.Module) -> frozenset[str]:
     """The dotted names that hold a device or a device's name wherever they are bound."""
-    bindings: dict[str, list[ast.expr | None]] = {}
-    device_attributes: set[str] = set()  # `<x>.device` as read
-    int_options: set[str] = set()  # argparse options declared type=int
+    found = DeviceNames()
+    found.add(tree)
+    return found.names()
 
-    def bind(target: ast.expr, value: ast.expr | None) -> None:
+
+class DeviceNames:
+    """`device_names` of a file read in parts (each part's tree `add`ed in turn)."""
+
+    def __init__(self) -> None:
+        self.bindings: dict[str, list[ast.expr | None]] = {}
+        self.device_attributes: set[str] = set()  # `<x>.device` as read
+        self.int_options: set[str] = set()  # argparse options declared type=int
+
+    def _bind(self, target: ast.expr, value: ast.expr | None) -> None:
         name = dotted_name(target)
         if name is not None:
-            bindings.setdefault(name, []).append(value)
+            self.bindings.setdefault(name, []).append(value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
-                bind(element.value if isinstance(element, ast.Starred) else element, UNKNOWN)
+                self._bind(element.value if isinstance(element, ast.Starred) else element, UNKNOWN)
 
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                bind(target, node.value)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
-            bind(node.target, node.value if not isinstance(node, ast.AugAssign) else UNKNOWN)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            bind(node.target, UNKNOWN)
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            bind(node.optional_vars, UNKNOWN)
-        elif isinstance(node, ast.arg):
-            bindings.setdefault(node.arg, []).append(UNKNOWN)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                bindings.setdefault((alias.asname or alias.name).split(".")[0], []).append(UNKNOWN)
-        elif isinstance(node, ast.Attribute) and node.attr == "device" and isinstance(node.ctx, ast.Load):
-            name = dotted_name(node)
-            if name is not None and name != "torch.device":
-                device_attributes.add(name)
-        elif isinstance(node, ast.Call) and _is_int_option(node):
-            int_options.update(_option_names(node))
+    def add(self, tree: ast.Module) -> None:
+        bind, bindings = self._bind, self.bindings
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    bind(target, node.value)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+                bind(node.target, node.value if not isinstance(node, ast.AugAssign) else UNKNOWN)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                bind(node.target, UNKNOWN)
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                bind(node.optional_vars, UNKNOWN)
+            elif isinstance(node, ast.arg):
+                bindings.setdefault(node.arg, []).append(UNKNOWN)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    bindings.setdefault((alias.asname or alias.name).split(".")[0], []).append(UNKNOWN)
+            elif isinstance(node, ast.Attribute) and node.attr == "device" and isinstance(node.ctx, ast.Load):
+                name = dotted_name(node)
+                if name is not None and name != "torch.device":
+                    self.device_attributes.add(name)
+            elif isinstance(node, ast.Call) and _is_int_option(node):
+                self.int_options.update(_option_names(node))
 
-    known = {name for name in device_attributes if name not in bindings and not _is_option(name, int_options)}
-    candidates = {name for name, values in bindings.items() if all(v is not UNKNOWN for v in values)}
-    while True:  # drop the names bound from something not (or no longer) known to be a device
-        holding = known | candidates
-        dropped = {name for name in candidates if not all(_is_device(v, holding) for v in bindings[name])}
-        if not dropped:
-            return frozenset(known | candidates)
-        candidates -= dropped
+    def names(self) -> frozenset[str]:
+        bindings = self.bindings
+        known = {n for n in self.device_attributes if n not in bindings and not _is_option(n, self.int_options)}
+        candidates = {name for name, values in bindings.items() if all(v is not UNKNOWN for v in values)}
+        while True:  # drop the names bound from something not (or no longer) known to be a device
+            holding = known | candidates
+            dropped = {name for name in candidates if not all(_is_device(v, holding) for v in bindings[name])}
+            if not dropped:
+                return frozenset(known | candidates)
+            candidates -= dropped
 
 
 def _is_device(value: ast.expr, holding: set[str]) -> bool:

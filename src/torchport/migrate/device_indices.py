@@ -30,48 +30,63 @@ def index_names(tree: ast.Module) -> frozenset[str]:
 
     Read with `ast` from the whole file (light, and before any code is set aside: the index may
     be set in one definition and used in another)."""
-    found: set[str] = set()
-    copies: list[tuple[str, str]] = []  # (target, value) of plain `a = b` assignments
-    spawned: set[str] = set()  # names of functions started by mp.spawn
-    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-    options: set[str] = set()  # argparse options that hold a device index
-    parsed: set[str] = {"args"}  # names that hold parsed options (`args = parser.parse_args()`)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [name for name in map(dotted_name, targets) if name is not None]
-            if isinstance(node.value, ast.Call) and _called_name(node.value) == "parse_args":
-                parsed.update(names)
-            source = dotted_name(node.value)
-            for name in names:
-                if _is_rank_source(node.value):
-                    found.add(name)
-                elif source is not None:
-                    copies.append((name, source))
-        elif isinstance(node, ast.Call):
-            called = _called_name(node)
-            if called in SPAWNS and node.args and isinstance(node.args[0], ast.Name):
-                spawned.add(node.args[0].id)
-            elif called == "add_argument":
-                for arg in node.args:
-                    option = _string(arg)
-                    if option and option.startswith("--") and option[2:] in INDEX_OPTIONS:
-                        options.add(option[2:].replace("-", "_"))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions[node.name] = node
-    found.update(f"{holder}.{option}" for holder in parsed for option in options)
-    for name in spawned:
-        function = functions.get(name)
-        if function is not None and function.args.args:
-            found.add(function.args.args[0].arg)
-    changed = True
-    while changed:  # follow assignments from names already known, until nothing new is found
-        changed = False
-        for target, value in copies:
-            if value in found and target not in found:
-                found.add(target)
-                changed = True
-    return frozenset(found)
+    found = IndexNames()
+    found.add(tree)
+    return found.names()
+
+
+class IndexNames:
+    """`index_names` of a file read in parts (each part's tree `add`ed in turn: a large file's
+    whole tree would cost more memory than its migration)."""
+
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+        self.copies: list[tuple[str, str]] = []  # (target, value) of plain `a = b` assignments
+        self.spawned: set[str] = set()  # names of functions started by mp.spawn
+        self.first_parameters: dict[str, str | None] = {}  # function name -> its first parameter
+        self.options: set[str] = set()  # argparse options that hold a device index
+        self.parsed: set[str] = {"args"}  # names that hold parsed options (`args = parser.parse_args()`)
+
+    def add(self, tree: ast.Module) -> None:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [name for name in map(dotted_name, targets) if name is not None]
+                if isinstance(node.value, ast.Call) and _called_name(node.value) == "parse_args":
+                    self.parsed.update(names)
+                source = dotted_name(node.value)
+                for name in names:
+                    if _is_rank_source(node.value):
+                        self.found.add(name)
+                    elif source is not None:
+                        self.copies.append((name, source))
+            elif isinstance(node, ast.Call):
+                called = _called_name(node)
+                if called in SPAWNS and node.args and isinstance(node.args[0], ast.Name):
+                    self.spawned.add(node.args[0].id)
+                elif called == "add_argument":
+                    for arg in node.args:
+                        option = _string(arg)
+                        if option and option.startswith("--") and option[2:] in INDEX_OPTIONS:
+                            self.options.add(option[2:].replace("-", "_"))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.first_parameters[node.name] = node.args.args[0].arg if node.args.args else None
+
+    def names(self) -> frozenset[str]:
+        found = set(self.found)
+        found.update(f"{holder}.{option}" for holder in self.parsed for option in self.options)
+        for name in self.spawned:
+            parameter = self.first_parameters.get(name)
+            if parameter is not None:
+                found.add(parameter)
+        changed = True
+        while changed:  # follow assignments from names already known, until nothing new is found
+            changed = False
+            for target, value in self.copies:
+                if value in found and target not in found:
+                    found.add(target)
+                    changed = True
+        return frozenset(found)
 
 
 def mentions_of(names: frozenset[str]) -> bytes:

@@ -23,6 +23,7 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from torchport.migrate.mentions import Mentions
 from torchport.migrate.names import AST_PARSE_ERRORS, bound_names
@@ -77,6 +78,10 @@ class Elision:
         """Line `line` of the source (outside any set-aside definition, or the first of one) in `reduced`."""
         return line - self._hidden_through[bisect.bisect_left(self.span_lasts, line)]
 
+    def reduced_end_line(self, line: int) -> int:
+        """Line `line` of the source (outside any set-aside definition, or the last of one) in `reduced`."""
+        return line - self._hidden_through[bisect.bisect_right(self.span_lasts, line)]
+
     def restore(self, migrated: bytes) -> bytes | None:
         """`migrated` (the rules' output for `reduced`) with the original bytes back; None if a
         stand-in was moved or changed, so that the caller migrates the whole file instead."""
@@ -117,20 +122,45 @@ def elide(source: bytes, mentions: Mentions | re.Pattern[bytes], tree: ast.Modul
         except AST_PARSE_ERRORS:
             return None
     lines = source.splitlines(keepends=True)
-    names = _names_bound_near_cuda(tree, lines, mentions)
+    return elide_definitions(source, lines, definitions(tree, lines), names_near_cuda(tree, lines, mentions), mentions)
+
+
+class Definition(NamedTuple):
+    """A definition that may be set aside: where it lies, and what its stand-in says."""
+
+    first: int  # its first line (decorators included)
+    last: int
+    indent: bytes
+    keyword: bytes  # b"def" or b"class"
+    name: str
+    inner: tuple[Definition, ...] = ()  # a class's own definitions (set aside when it is kept)
+
+
+def definitions(tree: ast.Module, lines: list[bytes]) -> list[Definition]:
+    """The definitions of `tree` (whose lines are those of `lines`, a whole file's) that a
+    stand-in can replace, with the methods of their classes: read without the file's mentions,
+    so that a file read in parts needs each part's tree once."""
+    return list(_definitions(tree.body, lines, outer_first_line=0))
+
+
+def elide_definitions(source: bytes, lines: list[bytes], found: list[Definition], names: set[str], mentions) -> Elision | None:
+    """`source` (split into `lines`) with those of its definitions `found` that neither `mentions`
+    nor any of `names` (bound near CUDA: `names_near_cuda`) matches set aside."""
+    if MARKER in source:
+        return None
     names_re = Mentions([rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b"]) if names else None
 
     def mentions_cuda(first: int, last: int) -> bool:
         chunk = b"".join(lines[first - 1 : last])
         return bool(mentions.search(chunk) or (names_re is not None and names_re.search(chunk)))
 
-    spans = list(_elidable(tree.body, lines, mentions_cuda, outer_first_line=0))
+    spans = list(_elidable(found, mentions_cuda))
     if not spans:
         return None
     pieces, stand_ins, originals, stand_in_lines, hidden_lines = [], [], [], [], []
     line = 1  # the next line of the source to copy
     reduced_line = 1
-    for index, (first, last, indent, keyword, name) in enumerate(spans):
+    for index, (first, last, indent, keyword, name, _) in enumerate(spans):
         pieces.append(b"".join(lines[line - 1 : first - 1]))
         reduced_line += first - line
         original = b"".join(lines[first - 1 : last])
@@ -146,8 +176,27 @@ def elide(source: bytes, mentions: Mentions | re.Pattern[bytes], tree: ast.Modul
     pieces.append(b"".join(lines[line - 1 :]))
     return Elision(
         b"".join(pieces), tuple(stand_ins), tuple(originals), tuple(stand_in_lines), tuple(hidden_lines),
-        array("l", (first for first, *_ in spans)), array("l", (last for _, last, *_ in spans)),
+        array("l", (span.first for span in spans)), array("l", (span.last for span in spans)),
     )
+
+
+def top_level_lines(body: list[ast.stmt], elision: Elision | None):
+    """(statement, its line as `ast` gives it, its first line (decorators included), its last)
+    for each top-level statement of a source's tree, in the lines of what LibCST sees: the
+    reduced source, where definitions were set aside (a stand-in is one line)."""
+    if elision is None:
+        for node in body:
+            yield node, node.lineno, _first_line(node), node.end_lineno or node.lineno
+        return
+    firsts = set(elision.span_firsts)
+    for node in body:
+        first = _first_line(node)
+        if first in firsts:
+            line = elision.reduced_line(first)
+            yield node, line, line, line
+        else:
+            last = node.end_lineno or node.lineno
+            yield node, elision.reduced_line(node.lineno), elision.reduced_line(first), elision.reduced_end_line(last)
 
 
 def _line_ending(line: bytes) -> bytes:
@@ -171,8 +220,8 @@ def _first_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
 
 
-def _elidable(body, lines, mentions_cuda, outer_first_line: int):
-    """(first line, last line, indent, keyword, name) of each definition in `body` to set aside."""
+def _definitions(body, lines: list[bytes], outer_first_line: int):
+    """Each definition of `body` that could be set aside (a class with its own)."""
     for node in body:
         if not isinstance(node, _DEFINITIONS):
             continue
@@ -183,15 +232,21 @@ def _elidable(body, lines, mentions_cuda, outer_first_line: int):
         indent = lines[first - 1][: node.col_offset]
         if indent.strip() or (node.decorator_list and not lines[first - 1].lstrip().startswith(b"@")):
             continue
-        if mentions_cuda(first, last):
-            if isinstance(node, ast.ClassDef):
-                yield from _elidable(node.body, lines, mentions_cuda, outer_first_line=node.lineno)
-            continue
-        keyword = b"class" if isinstance(node, ast.ClassDef) else b"def"
-        yield first, last, indent, keyword, node.name
+        is_class = isinstance(node, ast.ClassDef)
+        inner = tuple(_definitions(node.body, lines, outer_first_line=node.lineno)) if is_class else ()
+        yield Definition(first, last, indent, b"class" if is_class else b"def", node.name, inner)
 
 
-def _names_bound_near_cuda(tree: ast.Module, lines: list[bytes], mentions) -> set[str]:
+def _elidable(found: list[Definition], mentions_cuda):
+    """The definitions to set aside: those that do not mention CUDA (in a class that does, its own)."""
+    for definition in found:
+        if mentions_cuda(definition.first, definition.last):
+            yield from _elidable(definition.inner, mentions_cuda)
+        else:
+            yield definition
+
+
+def names_near_cuda(tree: ast.Module, lines: list[bytes], mentions) -> set[str]:
     """Names that statements mentioning CUDA bind at module level (or in a class body):
     `from torch.cuda import amp`, `start = torch.cuda.Event()`, `DEVICE = "cuda"`."""
     names: set[str] = set()

@@ -139,8 +139,13 @@ def has_statement(module: cst.Module, statement: str) -> bool:
 def used_names(module: cst.Module) -> set[str] | None:
     """Names the module loads, plus every word inside its strings (`__all__`, string annotations);
     None if the code does not parse (it is then not written: see source.py)."""
+    return names_used_in(module.code)
+
+
+def names_used_in(code: str) -> set[str] | None:
+    """`used_names` of a module's code (or of a piece of it: the pieces' names make the whole's)."""
     try:
-        tree = ast.parse(module.code)
+        tree = ast.parse(code)
     except AST_PARSE_ERRORS:
         return None
     names: set[str] = set()
@@ -152,10 +157,13 @@ def used_names(module: cst.Module) -> set[str] | None:
     return names
 
 
-def remove_unused(module: cst.Module, unused: list[tuple[str, str | None, str | None]]) -> tuple[cst.Module, bool]:
+def remove_unused(
+    module: cst.Module, unused: list[tuple[str, str | None, str | None]], used: set[str] | None = None,
+) -> tuple[cst.Module, bool]:
     """`module` without those of `unused` (RemoveImportsVisitor's (module, name, asname) triples)
-    that nothing refers to any more; and whether anything was removed."""
-    used = used_names(module)
+    that nothing refers to any more; and whether anything was removed. `used`: the names used,
+    where `module` does not hold all the code (a skeleton: pieces.py)."""
+    used = used_names(module) if used is None else used
     if used is None:
         return module, False
     modules = {(name, asname) for name, obj, asname in unused if obj is None}

@@ -46,8 +46,15 @@ class ImportTable:
     @classmethod
     def of_tree(cls, tree: ast.Module) -> ImportTable:
         """The import table of a module already parsed with `ast`."""
+        return cls.of_trees([tree])
+
+    @classmethod
+    def of_trees(cls, trees) -> ImportTable:
+        """The import table of a module read in parts: the trees of its parts, in order (each is
+        dropped once read, where `trees` is an iterator)."""
         found = _Bindings()
-        found.visit_scope(tree.body, nested=False)
+        for tree in trees:
+            found.visit_scope(tree.body, nested=False)
         bindings, ambiguous, shadowed_in = {}, {}, {}
         for name, dotted in found.aliases.items():
             resolved = _resolve_alias(found.imports, dotted)

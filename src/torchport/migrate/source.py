@@ -1,5 +1,6 @@
-"""Migrate one file's source: set aside what never mentions CUDA, parse the rest once, run every
-rule in one pass, apply the fixes, tidy imports, put back what was set aside."""
+"""Migrate one file's source: set aside what never mentions CUDA, parse the rest once (a large
+file: a piece at a time, see pieces.py), run every rule in one pass, apply the fixes, tidy
+imports, put back what was set aside."""
 
 from __future__ import annotations
 
@@ -12,16 +13,19 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from torchport.migrate import imports
-from torchport.migrate.device_holders import device_names
-from torchport.migrate.device_indices import INDEX_SOURCES, index_names, mentions_of
-from torchport.migrate.elide import Elision, elide
+from torchport.migrate import imports, pieces
+from torchport.migrate.device_holders import DeviceNames
+from torchport.migrate.device_indices import INDEX_SOURCES, IndexNames, mentions_of
+from torchport.migrate.elide import Elision, definitions, elide_definitions, names_near_cuda, top_level_lines
 from torchport.migrate.mentions import Mentions
 from torchport.findings import Finding, Operation
 from torchport.migrate.names import AST_PARSE_ERRORS, ImportTable
 from torchport.migrate.rules import RULES
-from torchport.migrate.rules.base import ApplyFixes, FileContext, NameAnalysisError, Rule, RulesPass, source_of
+from torchport.migrate.rules.base import (
+    ApplyFixes, FileContext, NameAnalysisError, Rule, RulesPass, TokenRule, source_of,
+)
 from torchport import targets
+from torchport.syntax import syntax_problem
 from torchport.targets import Target
 
 # A file that never spells what some rule reacts to has nothing to migrate: it is not even parsed.
@@ -33,6 +37,25 @@ def rules_for(target_name: str) -> tuple[type[Rule], ...]:
     """The rules that can have anything to say on a target, in the registry's order."""
     target = targets.get(target_name)
     return tuple(rule for rule in RULES if rule.applies_to(target))
+
+
+@lru_cache(maxsize=None)
+def walking_rules(target_name: str) -> tuple[type[Rule], ...]:
+    """The rules of a target that join the walk of the parsed file."""
+    return tuple(rule for rule in rules_for(target_name) if not issubclass(rule, TokenRule))
+
+
+@lru_cache(maxsize=None)
+def token_rules(target_name: str) -> tuple[tuple[type[TokenRule], re.Pattern[bytes]], ...]:
+    """The rules of a target that rewrite tokens before the parse, each with what it reacts to."""
+    return tuple((rule, re.compile(rule.mentions)) for rule in rules_for(target_name) if issubclass(rule, TokenRule))
+
+
+@lru_cache(maxsize=None)
+def follows(target_name: str) -> re.Pattern[bytes] | None:
+    """What a top-level statement says when a rule of the target follows the names it binds."""
+    said = [rule.follows for rule in walking_rules(target_name) if rule.follows]
+    return re.compile(b"|".join(said)) if said else None
 
 
 @lru_cache(maxsize=None)
@@ -69,6 +92,8 @@ class Reading:
     imports: ImportTable | None = None  # of what LibCST sees; None: left to LibCST's scope analysis
     elision: Elision | None = None  # what LibCST need not see (elide.py)
     statement_lines: array | None = None  # where each top-level statement LibCST sees starts (lines.py)
+    top_level: pieces.TopLevel | None = None  # what LibCST sees, where it sees it in pieces (pieces.py)
+    readable: bool = True  # whether `ast` could read the file
 
 
 def migrate_source(source: bytes, target: Target, path: str = "<string>", apply_affinity: bool = False) -> FileResult:
@@ -76,32 +101,116 @@ def migrate_source(source: bytes, target: Target, path: str = "<string>", apply_
     make the affinity swaps that keep behaviour (see rules/affinity.py)."""
     if not mentions(target.name).search(source):
         return FileResult(source)
-    reading = _read(source, mentions(target.name), target.device_function is not None)
+    rewritten, early = _rewrite_tokens(source, target, path)
+    result = _migrate_parsed(rewritten, target, path, apply_affinity)
+    if not early:
+        return result
+    if result.error is not None:
+        return FileResult(source, error=result.error)
+    return FileResult(result.source, sorted(early + result.findings, key=lambda f: (f.start_line, f.code)))
+
+
+def _rewrite_tokens(source: bytes, target: Target, path: str) -> tuple[bytes, list[Finding]]:
+    """`source` after the token rules that it mentions, and their rows."""
+    rows: list[Finding] = []
+    for rule, mentioned in token_rules(target.name):
+        if mentioned.search(source):
+            source, found = rule.rewrite(source, path)
+            rows += found
+    return source, rows
+
+
+def _migrate_parsed(source: bytes, target: Target, path: str, apply_affinity: bool) -> FileResult:
+    """Migrate `source`, which the token rules have seen, with LibCST (the parts that matter)."""
+    read = lambda set_aside=True: _read(  # noqa: E731
+        source, mentions(target.name), target.device_function is not None, set_aside, follows(target.name))
+    reading = read()
+    if not reading.readable and len(source) > pieces.READ_WHOLE_BYTES:  # (LibCST's parse would cost gigabytes)
+        return FileResult(source, error=_compile_error(source, path) or "could not be read")
     elision = reading.elision
     if elision is not None:
         result = _migrate(elision.reduced, target, path, reading, apply_affinity)
         restored = elision.restore(result.source) if result.changed else source
         if result.error is None and restored is not None:
             return FileResult(restored, [_at_original_lines(f, elision) for f in result.findings])
-        reading = replace(reading, imports=ImportTable.of(source), statement_lines=None)  # (the whole file after all)
+        reading = read(set_aside=False)  # (the whole file after all)
     return _migrate(source, target, path, reading, apply_affinity)
 
 
-def _read(source: bytes, mentioned: Mentions, device_kinds: bool = False) -> Reading:
-    """One `ast` parse of the whole file, dropped before LibCST's (much larger) tree is built;
-    `device_kinds`: also find the names that hold a device."""
-    tree = _ast_of(source)
-    if tree is None:
-        return Reading(source)
-    indices = index_names(tree) if MENTIONS_INDEX_SOURCE.search(source) else frozenset()
-    devices = device_names(tree) if device_kinds and MENTIONS_DEVICE_ARGUMENT.search(source) else frozenset()
-    kept = mentioned.extended(mentions_of(indices)) if indices else mentioned
-    elision = elide(source, kept, tree)
-    if elision is None:
-        seen, statement_lines = tree, array("l", (s.lineno for s in tree.body))
-    else:  # (the import table of what LibCST will see)
-        seen, statement_lines = elision.seen(tree)
-    return Reading(source, indices, devices, ImportTable.of_tree(seen), elision, statement_lines)
+class _OneTree:
+    """The `ast` tree of a file read whole (`trees()` like pieces.AstPieces')."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+
+    def trees(self):
+        yield self.tree
+
+
+def _read(
+    source: bytes, mentioned: Mentions, device_kinds: bool = False, set_aside: bool = True,
+    followed: re.Pattern[bytes] | None = None,
+) -> Reading:
+    """What `ast` tells of the file, read whole (one parse, dropped before LibCST's much larger
+    tree is built) or, for a large file, a piece at a time; `device_kinds`: also find the names
+    that hold a device; `set_aside`: set aside the definitions that need no migration;
+    `followed`: what a statement says whose names a rule follows (pieces.py)."""
+    if len(source) <= pieces.READ_WHOLE_BYTES:
+        tree = _ast_of(source)
+        if tree is None:
+            return Reading(source, readable=False)
+        parts = _OneTree(tree)
+    else:
+        lines = source.splitlines(keepends=True)
+        try:
+            parts = pieces.AstPieces(lines, pieces.encoding_of(source), pieces.READ_PIECE_BYTES)
+        except (SyntaxError, LookupError):  # (a bad coding cookie)
+            return Reading(source, readable=False)
+    try:
+        return _read_parts(source, parts, mentioned, device_kinds, set_aside, followed)
+    except AST_PARSE_ERRORS:
+        return Reading(source, readable=False)
+
+
+def _read_parts(source: bytes, parts, mentioned: Mentions, device_kinds: bool, set_aside: bool, followed) -> Reading:
+    lines = source.splitlines(keepends=True)
+    indices = IndexNames() if MENTIONS_INDEX_SOURCE.search(source) else None
+    devices = DeviceNames() if device_kinds and MENTIONS_DEVICE_ARGUMENT.search(source) else None
+    found, near = [], set()
+    for tree in parts.trees():
+        if indices is not None:
+            indices.add(tree)
+        if devices is not None:
+            devices.add(tree)
+        if set_aside:
+            found += definitions(tree, lines)
+            near |= names_near_cuda(tree, lines, mentioned)
+    index_names = indices.names() if indices is not None else frozenset()
+    kept = mentioned.extended(mentions_of(index_names)) if index_names else mentioned
+    elision = None
+    if found:
+        if index_names:  # (what is near CUDA then includes what mentions those names)
+            near = set().union(*(names_near_cuda(tree, lines, kept) for tree in parts.trees()))
+        elision = elide_definitions(source, lines, found, near, kept)
+    seen = elision.reduced if elision is not None else source
+    top = pieces.TopLevel() if len(seen) > pieces.MIGRATE_WHOLE_BYTES else None
+    followed = followed if top is not None and followed is not None and followed.search(seen) else None
+    seen_lines = seen.splitlines(keepends=True) if followed is not None else []
+    statement_lines = array("l")
+
+    def seen_trees():
+        """The trees LibCST's input would give (the import table's), the lines of their statements
+        recorded on the way."""
+        for tree in parts.trees():
+            for node, start, first, last in top_level_lines(tree.body, elision):
+                statement_lines.append(start)
+                if top is not None:
+                    top.add(node, start, first, last, followed, b"".join(seen_lines[first - 1 : last]))
+            yield elision.seen(tree)[0] if elision is not None else tree
+
+    table = ImportTable.of_trees(seen_trees())
+    devices_held = devices.names() if devices is not None else frozenset()
+    return Reading(source, index_names, devices_held, table, elision, statement_lines, top)
 
 
 def _ast_of(source: bytes) -> ast.Module | None:
@@ -120,28 +229,39 @@ def _at_original_lines(finding: Finding, elision: Elision) -> Finding:
 
 def _migrate(source: bytes, target: Target, path: str, reading: Reading, apply_affinity: bool = False) -> FileResult:
     """Migrate all of `source` (the whole file, or its reduced form) with LibCST."""
+    if _in_pieces(source, reading):
+        return _migrate_in_pieces(source, target, path, reading, apply_affinity)
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
-        return FileResult(source, error=_one_line(error))
+        problem = syntax_problem(source, path)  # (Python's reason and line, not LibCST's grammar error)
+        return FileResult(source, error=str(problem) if problem else _one_line(error))
     context = FileContext(
         target=target, path=path, module=module, imports=reading.imports, device_index_names=reading.indices,
         device_names=reading.devices,
         apply_affinity=apply_affinity, whole_source=reading.whole, statement_lines=reading.statement_lines,
     )
     try:
-        module.visit(RulesPass([rule(context) for rule in rules_for(target.name)]))
+        module.visit(RulesPass([rule(context) for rule in walking_rules(target.name)]))
     except NameAnalysisError as error:
         return FileResult(source, error=f"could not analyse names: {_one_line(error.__cause__)}")
     findings = context.findings()
     if not context.fixes:
         return FileResult(source, findings)
-    new_module = module.visit(ApplyFixes(context.fixes, context.parents))
-    if target.guard:
-        new_module = new_module.visit(MergeAdjacentGuards(target.guard))
-    new_module, import_rows = _tidy_imports(module, new_module, context)
+    new_module = _fixed(module, context, target)
+    new_module, import_rows = _tidy_imports(list(imports.cuda_imports(module)), new_module, context)
     code = new_module.code  # printed once: checked, then written, and read for the import rows' lines
-    printed = {False: code.splitlines(), True: source.decode(module.encoding, "replace").splitlines()}
+    original = source.decode(module.encoding, "replace")
+    return _checked(source, path, code, new_module.encoding, findings, import_rows, context, original)
+
+
+def _checked(
+    source: bytes, path: str, code: str, encoding: str, findings: list[Finding], import_rows: list[tuple],
+    context: FileContext, original: str, parts: list[str] | None = None,
+) -> FileResult:
+    """The migrated `code`, with the rows of the import tidying placed, once Python compiles it
+    (or compiles each of `parts`, which make it: a large file's pieces, see pieces.py)."""
+    printed = {False: code.splitlines(), True: original.splitlines()}
     import_findings = [
         _import_finding(context, operation, message, _line_of(printed[in_original], matches))
         for operation, message, matches, in_original in import_rows
@@ -150,10 +270,151 @@ def _migrate(source: bytes, target: Target, path: str, reading: Reading, apply_a
     try:
         with warnings.catch_warnings():  # (the check is for errors: the script's own warnings are not ours to print)
             warnings.simplefilter("ignore")
-            compile(code, path, "exec", dont_inherit=True)
+            for part in parts or [code]:
+                compile(part, path, "exec", dont_inherit=True)
     except SyntaxError as error:  # a rule produced code this Python cannot run (or the input could not run either)
         return FileResult(source, findings=[], error=_compile_error(source, path) or f"rewrite would not compile ({error.msg})")
-    return FileResult(code.encode(new_module.encoding), findings)
+    return FileResult(code.encode(encoding), findings)
+
+
+def _in_pieces(source: bytes, reading: Reading) -> bool:
+    """Whether `source` (LibCST's input) is large enough to be migrated in pieces, and can be:
+    every name a scope analysis would resolve is known file-wide (the import table says which
+    functions shadow it), and no text of the file looks like a skeleton's stand-in."""
+    top, table = reading.top_level, reading.imports
+    if top is None or table is None or len(top.starts) < 2:
+        return False
+    return all(name in table.shadowed_in for name in table.ambiguous) and pieces.MARKER.encode() not in source
+
+
+def _migrate_in_pieces(source: bytes, target: Target, path: str, reading: Reading, apply_affinity: bool) -> FileResult:
+    """`_migrate`, a piece of top-level statements at a time (pieces.py): the same text and rows."""
+    top = reading.top_level
+    encoding = pieces.encoding_of(source)
+    text = source.decode(encoding)
+    newline = pieces.default_newline(text)
+    unterminated = not text.endswith(("\n", "\r"))  # (LibCST drops the newline it would print there)
+    lines = pieces.split_lines(text + newline if unterminated else text)
+    indent = pieces.default_indent(lines, top)
+    shared = FileContext(target=target, path=path, file_imports=_file_imports(lines, top))  # (what the pieces add up to)
+    skeleton = pieces.Skeleton(newline, target.definitions, target.guard)
+    findings, cuda_imports, codes, changed = [], [], [], False
+    for piece in pieces.plan(top, source, len(lines), pieces.MIGRATE_PIECE_BYTES):
+        piece_text, offset, starts = piece.text_of(lines, top, newline, indent)
+        done = _migrate_piece(piece_text, piece.parsed_behind, indent, starts, reading, shared, apply_affinity)
+        if isinstance(done, str):
+            return FileResult(source, error=done)
+        module, context = done
+        findings += [_shifted(finding, offset) for finding in context.findings()]
+        cuda_imports += imports.cuda_imports(module.with_changes(body=module.body[piece.parsed_behind :]))
+        if context.fixes:
+            changed = True
+            module = _fixed(module, context, target)
+        codes.append(skeleton.add(module, piece.parsed_behind))
+        del module, context  # (before the next piece is parsed)
+    if not changed:
+        return FileResult(source, findings)
+    whole = _indented_as(cst.parse_module(skeleton.text), indent)
+    if target.guard:
+        whole = whole.visit(MergeAdjacentGuards(target.guard))
+    whole, import_rows = _tidy_imports(cuda_imports, whole, shared, _names_used(codes) if cuda_imports else None)
+    code = skeleton.restore(whole.code)
+    if code is None:
+        return FileResult(source, error="internal error (a piece of the file was lost on the way)")
+    if unterminated:
+        code = code.removesuffix(newline)
+    return _checked(source, path, code, encoding, findings, import_rows, shared, text, skeleton.parts_to_compile(whole.code))
+
+
+def _migrate_piece(
+    text: str, behind: int, indent: str, starts: array, reading: Reading, shared: FileContext, apply_affinity: bool,
+) -> tuple[cst.Module, FileContext] | str:
+    """One piece parsed and walked by the rules (nothing kept of the `behind` statements it is
+    parsed behind); or why it could not be."""
+    target, path = shared.target, shared.path
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, SyntaxError) as error:
+        problem = syntax_problem(reading.whole, path)
+        return str(problem) if problem else _one_line(error)
+    if not behind:  # (the file's first piece: its indentation is the file's, or it has no block of its own)
+        module = module.with_changes(default_indent=indent)
+    context = FileContext(
+        target=target, path=path, module=module, imports=reading.imports, device_index_names=reading.indices,
+        device_names=reading.devices, apply_affinity=apply_affinity, whole_source=reading.whole,
+        statement_lines=starts, once=shared.once, file_imports=shared.file_imports,
+    )
+    try:
+        module.visit(RulesPass([rule(context) for rule in walking_rules(target.name)]))
+    except NameAnalysisError as error:
+        return f"could not analyse names: {_one_line(error.__cause__)}"
+    _forget(context, module.body[:behind])
+    shared.needed_imports |= context.needed_imports
+    shared.needed_definitions |= context.needed_definitions
+    return module, context
+
+
+def _fixed(module: cst.Module, context: FileContext, target: Target) -> cst.Module:
+    """`module` with the rules' fixes applied, and adjacent guards merged."""
+    module = module.visit(ApplyFixes(context.fixes, context.parents))
+    return module.visit(MergeAdjacentGuards(target.guard)) if target.guard else module
+
+
+def _forget(context: FileContext, statements: list[cst.BaseStatement]) -> None:
+    """Drop what the rules reported and would change in `statements`: those a piece was parsed
+    behind (their own piece has them)."""
+    if not statements:
+        return
+    parents, module, behind = context.parents, context.module, set(statements)
+
+    def inside(node: cst.CSTNode) -> bool:
+        while node in parents and parents[node] is not module:
+            node = parents[node]
+        return node in behind
+
+    context.reported[:] = [row for row in context.reported if not inside(row[0])]
+    for node in [node for node in context.fixes if inside(node)]:
+        del context.fixes[node]
+
+
+class _PinIndents(cst.CSTTransformer):
+    """Each block's indentation written out, so that the module's default can change."""
+
+    def __init__(self, indent: str) -> None:
+        super().__init__()
+        self.indent = indent
+
+    def leave_IndentedBlock(self, original_node, updated_node):  # noqa: N802
+        return updated_node if updated_node.indent is not None else updated_node.with_changes(indent=self.indent)
+
+
+def _indented_as(module: cst.Module, indent: str) -> cst.Module:
+    """`module` with `indent` as its default indentation (for the code still to be written into
+    it), its own blocks as they were."""
+    if module.default_indent != indent:
+        module = module.visit(_PinIndents(module.default_indent)).with_changes(default_indent=indent)
+    return module
+
+
+def _names_used(codes: list[str]) -> set[str]:
+    """The names the pieces' code uses (none where one does not parse: it then fails the check)."""
+    used: set[str] = set()
+    for code in codes:
+        used |= imports.names_used_in(code) or set()
+    return used
+
+
+def _file_imports(lines: list[str], top: pieces.TopLevel) -> list[cst.SimpleStatementLine]:
+    """The file's top-level import lines, parsed apart (they are few)."""
+    spans = dict.fromkeys((top.firsts[i], top.lasts[i]) for i in top.imports)
+    text = "".join("".join(lines[first - 1 : last]) for first, last in spans)
+    return [line for line in cst.parse_module(text).body if isinstance(line, cst.SimpleStatementLine)]
+
+
+def _shifted(finding: Finding, lines: int) -> Finding:
+    if not finding.start_line:  # (a row about the file as a whole)
+        return finding
+    return replace(finding, start_line=finding.start_line + lines, end_line=finding.end_line + lines)
 
 
 class MergeAdjacentGuards(cst.CSTTransformer):
@@ -232,13 +493,8 @@ class _GuardedExpressions(cst.CSTTransformer):
 
 def _compile_error(source: bytes, path: str) -> str | None:
     """Why Python itself rejects `source`, which LibCST accepted (e.g. more than 200 nested brackets)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError) as error:
-        return f"not valid Python ({type(error).__name__}: {getattr(error, 'msg', error)})"
-    return None
+    problem = syntax_problem(source, path)
+    return str(problem) if problem else None
 
 
 def _one_line(error: Exception) -> str:
@@ -247,13 +503,16 @@ def _one_line(error: Exception) -> str:
     return f"{type(error).__name__}: {first}"
 
 
-def _tidy_imports(original: cst.Module, module: cst.Module, context: FileContext) -> tuple[cst.Module, list[tuple]]:
+def _tidy_imports(
+    cuda_imports: list[tuple], module: cst.Module, context: FileContext, used: set[str] | None = None,
+) -> tuple[cst.Module, list[tuple]]:
     """The module with its imports and definitions in order, and a row for each kind of change:
-    (operation, message, what its line says, whether that line is in the original)."""
+    (operation, message, what its line says, whether that line is in the original).
+    `cuda_imports`: the original's; `used`: the names the new code uses, where `module` does not
+    hold it all (a skeleton: pieces.py)."""
     rows: list[tuple] = []
-    cuda_imports = list(imports.cuda_imports(original))
     if cuda_imports:
-        module, removed = imports.remove_unused(module, cuda_imports)
+        module, removed = imports.remove_unused(module, cuda_imports, used)
         if removed:
             matches = lambda text: text.startswith(("import torch.cuda", "from torch.cuda", "from torch import"))  # noqa: E731
             rows.append((Operation.DELETE, "remove torch.cuda imports no longer used", matches, True))

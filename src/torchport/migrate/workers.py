@@ -20,16 +20,16 @@ import signal
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
 from torchport import targets
 from torchport.migrate.source import FileResult, mentions, migrate_source
+from torchport.syntax import syntax_problem
 
 FILE_TIMEOUT = 300.0  # seconds for one file: the biggest real files take a few
-FILE_MEMORY = 4 << 30  # bytes of address space for a worker: a 200k-line file needs under 1 GB
+FILE_MEMORY = 4 << 30  # bytes of address space for a worker: a 200k-line file needs under 1 GB (pieces.py)
 STACK_SIZE = 512 << 20  # for the thread that migrates: deep trees recurse deeply
 RECURSION_LIMIT = 100_000
 LOOKAHEAD = 64  # files read ahead at most: held until handed out, and until an earlier slow file is done
@@ -61,17 +61,9 @@ def migrate_one(job: Job, target_name: str, apply_affinity: bool = False) -> Fil
 
 def _parse_error(data: bytes) -> str | None:
     """Why Python cannot compile `data` (None if it can): a file with nothing to migrate is still
-    listed when it is not valid Python, like one that has something to migrate. (Compiling costs
-    less than `ast.parse`, which builds a Python object for every node.)"""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(data, "<file>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
-        detail = getattr(error, "msg", None) or str(error) or type(error).__name__
-        line = f" (line {error.lineno})" if getattr(error, "lineno", None) else ""
-        return f"not valid Python ({type(error).__name__}: {detail}{line})"
-    return None
+    listed when it is not valid Python, like one that has something to migrate."""
+    problem = syntax_problem(data)
+    return str(problem) if problem else None
 
 
 def _serve(connection: Connection, target_name: str, memory: int, apply_affinity: bool) -> None:

@@ -24,7 +24,7 @@ import sys
 
 from torchport import targets
 from torchport.errors import UsageError
-
+from torchport.syntax import BEFORE_37, PYTHON2, syntax_problem
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,6 +100,8 @@ def _plan(args):
             found = None
         if found is None:
             raise UsageError(f"no module named {module}")
+        if found.origin and found.origin.endswith(".py"):
+            refuse_invalid_python(found.origin, module)
         return [found.origin or module, *args.program, *module_args], (
             lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
     if not args.program:
@@ -107,8 +109,26 @@ def _plan(args):
     script = args.program[0]
     if not os.path.isfile(script):
         raise UsageError(f"no such script: {script}")
+    refuse_invalid_python(script, script)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     return list(args.program), lambda: runpy.run_path(script, run_name="__main__")
+
+
+def refuse_invalid_python(path: str, name: str) -> None:
+    """A script Python cannot compile (code for Python 2, `x.cuda(async=True)` from before 3.7)
+    is one line saying why and what to do, not the compiler's traceback from inside runpy."""
+    try:
+        with open(path, "rb") as file:
+            problem = syntax_problem(file.read(), path)
+    except OSError as error:
+        raise UsageError(f"cannot read {name}: {error.strerror or error}") from None
+    if problem is None:
+        return
+    remedy = {
+        BEFORE_37: f": migrate it first (torchport migrate {name} -o OUT rewrites async= as non_blocking=)",
+        PYTHON2: ": port it to Python 3 first",
+    }.get(problem.era, "")
+    raise UsageError(f"{name} is {problem}{remedy}")
 
 
 def exit_status(code) -> int:

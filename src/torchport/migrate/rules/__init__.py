@@ -19,6 +19,7 @@ from torchport.migrate.rules.affinity import (
     SwigluAffinity,
 )
 from torchport.migrate.rules.amp import AmpRule
+from torchport.migrate.rules.async_keyword import AsyncKeywordRule
 from torchport.migrate.rules.checkpoint import CheckpointLocationRule
 from torchport.migrate.rules.cuda_api import CudaApiRule
 from torchport.migrate.rules.cuda_build import CudaBuildVersionRule
@@ -40,6 +41,7 @@ from torchport.migrate.rules.setup_import import SetupImportRule
 from torchport.migrate.rules.sync_batchnorm import SyncBatchNormRule
 
 RULES = [
+    AsyncKeywordRule,  # (on the tokens, before the parse)
     DeviceLiteralRule,
     DeviceComparisonRule,
     DeviceIndexRule,

@@ -56,7 +56,8 @@ class MixedPrecisionAdvice(_TrainingStepRule):
         return target.advice.needs_amp
 
     def leave_Module(self, original_node: cst.Module) -> None:  # noqa: N802
-        if self.first_backward is not None and not MIXED_PRECISION.search(self.context.whole_source):
+        trains_in_float32 = self.first_backward is not None and not MIXED_PRECISION.search(self.context.whole_source)
+        if trains_in_float32 and self.context.first_time(self.code):  # (the file's first backward, in any piece)
             self.report(self.first_backward, Operation.PERFORMANCE,
                         f"this step trains in float32: on {self.target.name} the matrix units run float16/bfloat16; "
                         f"wrap the forward in torch.autocast(\"{self.target.device_type}\") with a GradScaler",
@@ -220,7 +221,7 @@ class LaunchEnvironmentAdvice(_TrainingStepRule):
 
     def leave_Module(self, original_node: cst.Module) -> None:  # noqa: N802
         advice = self.target.advice
-        if self.first_backward is None:
+        if self.first_backward is None or not self.context.first_time(self.code):
             return
         said = self.context.whole_source
         for setting in advice.launch_env:

@@ -68,6 +68,27 @@ class FileContext:
     whole_source: bytes = b""  # the whole file, as read (the rules may walk a reduced one: see elide.py)
     qualified_names: dict[cst.CSTNode, str | None] = field(default_factory=dict)  # Rule.qualified_name's answers
     statement_lines: Sequence[int] | None = None  # where the module's top-level statements start (lines.py)
+    once: set[str] = field(default_factory=set)  # what was reported once for the file (its pieces share it)
+    # the whole file's top-level import lines, where the rules walk it in pieces (pieces.py)
+    file_imports: Sequence[cst.SimpleStatementLine] | None = None
+
+    def first_time(self, what: str) -> bool:
+        """Whether `what` (a row that a file gets once) is not reported yet: True once a file,
+        in whichever piece of it comes first."""
+        if what in self.once:
+            return False
+        self.once.add(what)
+        return True
+
+    def top_level_imports(self) -> Sequence[cst.SimpleStatementLine]:
+        """The file's top-level statement lines that import something (all of the file's, where
+        the rules walk it in pieces)."""
+        if self.file_imports is not None:
+            return self.file_imports
+        return [
+            line for line in self.module.body
+            if isinstance(line, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in line.body)
+        ]
 
     def need_expression(self, source: str) -> None:
         """Record the imports and target definitions that a piece of generated code relies on."""
@@ -121,6 +142,10 @@ class Rule:
     # The qualified names (or their beginnings) the rule acts on. A name whose meaning only a
     # scope analysis can tell is looked up only if one of its meanings could be among these.
     reads: ClassVar[tuple[str, ...]] = ("",)
+    # What a top-level statement says when this rule follows the module-level names it binds to
+    # their uses (a scope analysis): in a file migrated in pieces, such a statement and every
+    # later one that mentions those names go in one piece (pieces.py).
+    follows: ClassVar[bytes] = b""
 
     def __init__(self, context: FileContext) -> None:
         self.context = context
@@ -272,6 +297,17 @@ class Rule:
         self, node: cst.CSTNode, operation: Operation, message: str, *, api: str = "", replacement: str = "", category: str = ""
     ) -> None:
         self.context.reported.append((node, self.code, operation, message, api, replacement, category))
+
+
+class TokenRule(Rule):
+    """A rule that rewrites a file's tokens before it is parsed: for code that neither LibCST nor
+    Python (since 3.7) can parse, but that one exact change makes valid (`x.cuda(async=True)`).
+    `rewrite` gets the whole file when it matches `mentions`; the rule joins no walk."""
+
+    @classmethod
+    def rewrite(cls, source: bytes, path: str) -> tuple[bytes, list[Finding]]:
+        """`source` rewritten, and a row for each change (same lines: only tokens change)."""
+        raise NotImplementedError
 
 
 class RulesPass(cst.CSTVisitor):

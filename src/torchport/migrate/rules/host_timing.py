@@ -50,6 +50,7 @@ class HostTimingRule(ApiReferenceRule):
     mentions = rb"\bcuda\b"
     prefix = EVENT
     reads = (EVENT,)
+    follows = rb"\bEvent\b"
     title = "CUDA events timed with the host clock"
 
     @classmethod

@@ -89,9 +89,7 @@ def _imports_from_profiler(statement: cst.CSTNode) -> bool:
 def _moved_by_its_import(rule: Rule, name: str) -> bool:
     """Whether `name`, imported from torch.profiler at the top of the file, is imported from the
     target's own profiler after the migration (ProfilerModuleRule moves that import whole)."""
-    for statement in rule.context.module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
+    for statement in rule.context.top_level_imports():
         for small in statement.body:
             if _imports_from_profiler(small) and any(_bound_name(alias) == name for alias in small.names):
                 return _moves_whole(small, rule.target)

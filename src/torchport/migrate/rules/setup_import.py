@@ -47,13 +47,15 @@ class SetupImportRule(Rule):
             return
         setup = cst.parse_statement(f"import {target.setup_import}")
         lines = [s for s in node.body if isinstance(s, cst.SimpleStatementLine)]
-        first_use = next((s for s in lines if any(self._imports_device_module(i) for i in s.body)), None)
-        if first_use is not None:
-            self.change(first_use, lambda updated: cst.FlattenSentinel([setup, updated]),
-                        f"import {target.setup_import} first: it provides {target.device_module}")
+        # (the file's imports, not this piece's alone: pieces.py)
+        if any(self._imports_device_module(i) for s in self.context.top_level_imports() for i in s.body):
+            first_use = next((s for s in lines if any(self._imports_device_module(i) for i in s.body)), None)
+            if first_use is not None and self.context.first_time(self.code):
+                self.change(first_use, lambda updated: cst.FlattenSentinel([setup, updated]),
+                            f"import {target.setup_import} first: it provides {target.device_module}")
             return
         torch_import = next((s for s in lines if any(imports.imports_torch(i) for i in s.body)), None)
-        if torch_import is not None:
+        if torch_import is not None and self.context.first_time(self.code):
             self.change(torch_import, lambda updated: cst.FlattenSentinel([updated, setup]),
                         f"import {target.setup_import}: it provides {target.device_module}")
 
