@@ -22,7 +22,7 @@ class _Binding:
     name: str
     scope: object
     steps: list = field(default_factory=list)  # (node, fix, message, needs)
-    partners: set = field(default_factory=set)  # (scope, name) of the events it is timed against
+    partners: set = field(default_factory=set)  # (id of the scope, name) of the events it is timed against
 
 
 @dataclass(eq=False)
