@@ -45,15 +45,9 @@ def dotted_names(source: str) -> list[str]:
     reads from outside: not those of names it binds itself (a definition's `self.time`).
     `source` may also be several expressions side by side (what a rewrite says it needs)."""
     try:
-        tree = ast.parse(source)
+        bound = _bound_names(ast.parse(source))
     except SyntaxError:
-        tree = ast.Module(body=[], type_ignores=[])  # (expressions side by side bind nothing)
-    bound: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            bound.add(node.id)
+        bound = set()  # (expressions side by side bind nothing)
     return [dotted for dotted in _DOTTED_NAME.findall(_STRING.sub('""', source)) if dotted.split(".")[0] not in bound]
 
 
@@ -74,14 +68,7 @@ def modules_used(source: str) -> frozenset[str]:
     name: `os.path.join` uses `os.path`, any torch name `torch`; names the source binds itself
     (a local variable, a local import) are not modules it needs."""
     tree = ast.parse(source)
-    bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
+    bound = _bound_names(tree)
     inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     used = set()
     for node in ast.walk(tree):
@@ -90,6 +77,20 @@ def modules_used(source: str) -> frozenset[str]:
             if dotted is not None and dotted[0] not in bound:
                 used.add("torch" if dotted[0] == "torch" else ".".join(dotted[:-1]))
     return frozenset(used)
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """The names a piece of source binds itself (assigned, a parameter, a local import, a def):
+    a dotted name starting with one of them reads no module."""
+    bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return bound
 
 
 def _dotted(node: ast.expr) -> list[str] | None:
