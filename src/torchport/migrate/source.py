@@ -234,8 +234,7 @@ def _migrate(source: bytes, target: Target, path: str, reading: Reading, apply_a
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
-        problem = syntax_problem(source, path)  # (Python's reason and line, not LibCST's grammar error)
-        return FileResult(source, error=str(problem) if problem else _one_line(error))
+        return FileResult(source, error=_compile_error(source, path) or _one_line(error))
     context = FileContext(
         target=target, path=path, module=module, imports=reading.imports, device_index_names=reading.indices,
         device_names=reading.devices,
@@ -335,8 +334,7 @@ def _migrate_piece(
     try:
         module = cst.parse_module(text)
     except (cst.ParserSyntaxError, SyntaxError) as error:
-        problem = syntax_problem(reading.whole, path)
-        return str(problem) if problem else _one_line(error)
+        return _compile_error(reading.whole, path) or _one_line(error)
     if not behind:  # (the file's first piece: its indentation is the file's, or it has no block of its own)
         module = module.with_changes(default_indent=indent)
     context = FileContext(
@@ -492,7 +490,9 @@ class _GuardedExpressions(cst.CSTTransformer):
 
 
 def _compile_error(source: bytes, path: str) -> str | None:
-    """Why Python itself rejects `source`, which LibCST accepted (e.g. more than 200 nested brackets)."""
+    """Why Python itself rejects `source` (None: it does not). Asked also where LibCST failed:
+    Python's reason and line, not LibCST's grammar error; and where LibCST accepted what Python
+    rejects (e.g. more than 200 nested brackets)."""
     problem = syntax_problem(source, path)
     return str(problem) if problem else None
 
