@@ -10,7 +10,7 @@ import torch
 from torchport import targets
 from torchport.migrate import migrate_source
 from torchport.migrate.rules.legacy_types import LegacyTypeUseRule
-from torchport.targets.fallbacks import LEGACY_DTYPES, legacy_tensor_types
+from torchport.apis.legacy_types import LEGACY_DTYPES, legacy_tensor_types
 from torchport.targets.surface import TORCH_SURFACE, names
 
 SCRIPT = b'''import torch

@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("src", type=Path, nargs="+", metavar="SRC", help="Python files or folders of code")
     parser.add_argument("-o", "--out", type=Path, required=True, metavar="OUT",
                         help="folder for the reports (OUT/torchport_report/)")
-    parser.add_argument("-t", "--target", choices=targets.names(), default="npu",
+    parser.add_argument("-t", "--target", choices=targets.names(), default=targets.DEFAULT,
                         help="the target to analyse for (default: %(default)s)")
     parser.add_argument("-m", "--mode", choices=MODES, default="all", help="what to analyse (default: %(default)s)")
     parser.add_argument("--package", action="append", default=[], metavar="NAME",

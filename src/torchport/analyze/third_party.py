@@ -30,11 +30,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from torchport.apis.cuda_module import DEVICE_MODULE, MODULES, is_patched
+from torchport.apis.devices import DEVICE_FIRST_CALLS, DEVICE_KEYWORDS, TO_METHODS
+from torchport.apis.distributed import CUDA_DIST_BACKEND, NCCL_ENUM, PROCESS_GROUPS
 from torchport.errors import UsageError
 from torchport.pyast import dotted_name
 from torchport.runtime.callers import HONEST_ENV, honest_packages
 from torchport.targets import surface
-from torchport.targets.device_apis import CUDA_DIST_BACKEND, DEVICE_KEYWORDS, TO_METHODS
 
 HEADER = ("File", "3rd-party API", "Message")
 
@@ -62,11 +64,6 @@ _DECLARES_CUDA = {f"{_CPP_EXTENSION}CUDAExtension"}
 _BUILDS_IN_SETUP = {f"{_CPP_EXTENSION}BuildExtension"}
 _BACKEND_FLAGS = ("torch.backends.cudnn", "torch.backends.cuda")
 _BUILD_TEST = "torch.version.cuda"
-_NCCL_ENUM = "torch.distributed.Backend.NCCL"
-_PROCESS_GROUPS = ("init_process_group", "new_group")
-# Calls whose first positional argument is a device or a device type.
-_DEVICE_FIRST = {"torch.device", "torch.autocast", "torch.amp.autocast", "torch.amp.GradScaler",
-                 "torch.is_autocast_enabled", "torch.get_autocast_dtype"}
 _DEVICE_WORDS = DEVICE_KEYWORDS | {"device_type"}
 
 _ELSEWHERE = "migrate rewrites only the source it is given"
@@ -429,19 +426,19 @@ def _patched_cuda_names() -> frozenset[str]:
     objects and plain values are left alone), by their last name, since run also replaces them
     in torch.cuda's submodules (`torch.cuda.memory.memory_allocated`)."""
     torch_cuda = surface.load(surface.TORCH_SURFACE)["modules"]
-    kinds = {f"{module}.{name}": entry.get("kind") for module in ("torch.cuda", "torch.cuda.amp")
+    kinds = {f"{module}.{name}": entry.get("kind") for module in MODULES
              for name, entry in torch_cuda.get(module, {}).items()}
-    return frozenset(api for api in surface.cuda_apis() if kinds.get(api, "function") in ("function", "class"))
+    return frozenset(api for api in surface.cuda_apis() if is_patched(kinds.get(api, "function")))
 
 
 def _cuda_api_message(api: str, honest: bool, package: str) -> str:
     if honest:
         return CUDA_API_HONEST.format(package=package)
     patched = _patched_cuda_names()
-    if api in ("torch.cuda", "torch.cuda.amp") or api in patched:
+    if api in MODULES or api in patched:
         return CUDA_API
     module, _, name = api.rpartition(".")
-    if module.startswith("torch.cuda.") and f"torch.cuda.{name}" in patched:
+    if module.startswith(f"{DEVICE_MODULE}.") and f"{DEVICE_MODULE}.{name}" in patched:
         return CUDA_API
     return CUDA_API_UNPATCHED
 
@@ -560,7 +557,7 @@ class _CudaUses(ast.NodeVisitor):
             return BACKEND_FLAG
         if api == _BUILD_TEST:
             return BUILD_TEST
-        if api == _NCCL_ENUM:
+        if api == NCCL_ENUM:
             return NCCL_NAME
         if api in _DECLARES_CUDA:
             return CUDA_EXTENSION
@@ -586,7 +583,7 @@ class _CudaUses(ast.NodeVisitor):
     def devices(self, node: ast.Call, function: ast.AST, callee: str | None) -> None:
         first = node.args[0] if node.args else None
         device = _cuda_device(first) if first is not None else None
-        if device and callee in _DEVICE_FIRST:
+        if device and callee in DEVICE_FIRST_CALLS:
             self.report(first, f'{callee}("{device}")', DEVICE)
         elif device and isinstance(function, ast.Attribute) and function.attr in TO_METHODS:
             self.report(first, f'.{function.attr}("{device}")', DEVICE)
@@ -617,7 +614,7 @@ class _CudaUses(ast.NodeVisitor):
 
     def backends(self, node: ast.Call, function: ast.AST) -> None:
         name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
-        if name not in _PROCESS_GROUPS:
+        if name not in PROCESS_GROUPS:
             return
         chosen = [node.args[0]] if node.args else []
         chosen += [k.value for k in node.keywords if k.arg == "backend"]

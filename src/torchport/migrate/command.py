@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("-o", "--out", type=Path, metavar="OUT", help="folder to write into (required unless --diff)")
     parser.add_argument(
-        "-t", "--target", choices=targets.names(), default="npu",
+        "-t", "--target", choices=targets.names(), default=targets.DEFAULT,
         help="where the code should run (default: %(default)s)",
     )
     parser.add_argument("--diff", action="store_true", help="print a unified diff instead of writing anything")

@@ -10,6 +10,7 @@ import importlib
 import importlib.util
 
 from torchport.targets.base import definitions_used, modules_used
+from torchport.targets.devices import HOST_DEVICE_TYPE, is_host
 
 
 class TargetError(ValueError):
@@ -24,7 +25,7 @@ def resolve(name: str):
         for candidate in targets.auto_order():  # the first available device target, else cpu
             if unavailable_reason(targets.get(candidate)) is None:
                 return resolve(candidate)
-        return resolve("cpu")
+        return resolve(targets.HOST)
     try:
         target = targets.get(name)
     except ValueError as error:
@@ -44,7 +45,7 @@ def unavailable_reason(target) -> str | None:
             return f"{target.setup_import} is not installed"
         importlib.import_module(target.setup_import)
     device_type = target.device_type
-    if device_type in (None, "cpu"):
+    if device_type is None or is_host(device_type):
         return None
     module = getattr(torch, device_type, None)
     if module is None or not module.is_available():
@@ -60,7 +61,7 @@ def device_type_of(target) -> str:
         return target.device_type
     if torch.accelerator.is_available():
         return torch.accelerator.current_accelerator().type
-    return "cpu"
+    return HOST_DEVICE_TYPE
 
 
 def evaluate(expression: str, device_type: str, definitions: dict[str, str] | None = None):

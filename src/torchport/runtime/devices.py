@@ -7,7 +7,7 @@ Only whole CUDA device values are rewritten, never substrings (Ascend's transfer
 
 from __future__ import annotations
 
-from torchport.targets.devices import cuda_device, device_string
+from torchport.targets.devices import cuda_device, device_string, is_host
 from torchport.targets.verdict import Kind, Verdict
 
 
@@ -51,7 +51,7 @@ class DeviceMapper:
 
     def __init__(self, device_type: str, keeps_index: bool, real_device: type) -> None:
         self.device_type = device_type
-        self.keeps_index = keeps_index and device_type != "cpu"
+        self.keeps_index = keeps_index and not is_host(device_type)
         self.real_device = real_device  # the original torch.device class, never the proxy
         self.mapped = Memo(self._target_form)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import sys
 
+from torchport.apis.amp import DEVICE_KEYWORD, STATE_QUERIES, TORCH_AMP
 from torchport.runtime.callers import top_package
 from torchport.runtime.patch_compilers import traced_as
 from torchport.targets.verdict import Kind, Verdict
@@ -21,11 +22,11 @@ def install(session) -> None:
 
     _patch_autocast(session, torch.amp.autocast)
     _patch_grad_scaler(session, torch.amp.GradScaler)
-    for name in ("custom_fwd", "custom_bwd"):
+    for name in DEVICE_KEYWORD:
         original = getattr(autocast_mode, name)
         session.book.replace_everywhere((torch.amp, autocast_mode), name, original,
-                                        _device_type_keyword(session, f"torch.amp.{name}", original))
-    for name in ("is_autocast_enabled", "get_autocast_dtype"):
+                                        _device_type_keyword(session, f"{TORCH_AMP}.{name}", original))
+    for name in STATE_QUERIES:
         original = getattr(torch, name)
         session.book.replace(torch, name, _device_type_first(session, f"torch.{name}", original))
 

@@ -20,17 +20,17 @@ import functools
 import importlib
 import inspect
 import sys
-import types
 
+from torchport.apis.amp import AMP_PREFIX, AUTOCAST, GRAD_SCALER, TORCH_AMP
+from torchport.apis.cuda_module import is_patched, kind
+from torchport.apis.legacy_types import is_legacy_type
 from torchport.runtime.callers import HONEST, SCRIPT
 from torchport.runtime.hosttime import HostEvent
 from torchport.runtime.patch_compilers import traced_as
 from torchport.runtime.proxies import class_proxy
-from torchport.targets.fallbacks import legacy_tensor_types
+from torchport.targets.devices import is_host
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
-
-_PROBES = ("is_available", "device_count")  # answered for the script, truthfully for libraries
 
 
 def install(session) -> None:
@@ -40,7 +40,7 @@ def install(session) -> None:
         module_name, name = api.rsplit(".", 1)
         owner = importlib.import_module(module_name)
         original = getattr(owner, name, None)
-        if original is None or isinstance(original, types.ModuleType) or not callable(original):
+        if original is None or not is_patched(kind(original)):
             continue
         verdict, act, also = _action(session, api, name, original)
         if _is_legacy_type_renamed(verdict, original):
@@ -61,10 +61,11 @@ def install(session) -> None:
 def _is_legacy_type_renamed(verdict, original) -> bool:
     """`torch.cuda.FloatTensor -> torch.FloatTensor [same]` (or the class the accelerator's
     device type has, chosen here) and the other legacy typed classes."""
+    name = verdict.api.rsplit(".", 1)[1]
     return (
         isinstance(original, type)
         and verdict.kind in (Kind.SAME, Kind.ADAPTED)
-        and verdict.api.rsplit(".", 1)[1] in legacy_tensor_types([original.__name__])
+        and name == original.__name__ and is_legacy_type(name)
     )
 
 
@@ -111,12 +112,12 @@ def _action(session, api: str, name: str, original):
     """(verdict to log, what the script's call does, extra classes for isinstance)."""
     target = session.target
     verdict = target.verdict(api)
-    amp = api.startswith("torch.cuda.amp.")
+    amp = api.startswith(AMP_PREFIX)
     if not amp and name == "is_available":  # the target's answer; libraries that probe hardware get the real one
         verdict = _with_honest_note(session, verdict)
     if not amp and name == "Event" and target.host_timing:
         return verdict, _host_event_class(session), (HostEvent,)
-    if amp and verdict.replacement and verdict.replacement.startswith("torch.amp."):
+    if amp and verdict.replacement and verdict.replacement.startswith(f"{TORCH_AMP}."):
         return verdict, _amp_action(session, name, original), ()
     if verdict.kind is Kind.UNSUPPORTED:
         return verdict, _raiser(session, verdict), ()
@@ -165,7 +166,7 @@ def _with_honest_note(session, verdict: Verdict) -> Verdict:
 
 def _host_event_class(session):
     sync = None
-    if session.device_type != "cpu":
+    if not is_host(session.device_type):
         import torch
 
         sync = getattr(torch, session.device_type).synchronize
@@ -177,10 +178,10 @@ def _amp_action(session, name: str, original):
     import torch
 
     device_type = session.device_type
-    if name == "GradScaler":
+    if name == GRAD_SCALER:
         real = torch.amp.GradScaler
         return lambda *args, **kwargs: real(device_type, *args, **kwargs)
-    if name == "autocast":
+    if name == AUTOCAST:
         return _autocast_action(session, torch.amp.autocast, original)
     real = getattr(torch.amp, name)  # custom_fwd, custom_bwd
 

@@ -2,7 +2,7 @@
 `Tensor.new_*`, `Tensor.to` / `Module.to` / `Module.to_empty`, `Tensor.cuda` / `Module.cuda`,
 `torch.load(map_location=...)` and `torch.set_default_device`.
 
-Which callables take a device comes from `targets.device_apis`; what a device becomes comes from the
+Which callables take a device comes from `apis.devices`; what a device becomes comes from the
 target (through `DeviceMapper`). Wrappers are plain functions with a fast path: an argument that is
 not a str, int or torch.device is never looked at twice.
 
@@ -17,11 +17,12 @@ from __future__ import annotations
 import functools
 import sys
 
+from torchport.apis import devices as device_apis
 from torchport.runtime.callers import top_package
 from torchport.runtime.devices import cuda_index
 from torchport.runtime.patch_compilers import traced_as
 from torchport.runtime.proxies import class_proxy
-from torchport.targets import device_apis
+from torchport.targets.devices import HOST_DEVICE_TYPE, is_host
 from torchport.targets.verdict import Kind, Verdict
 
 
@@ -83,7 +84,7 @@ def _patch_generator_class(session, torch) -> None:
     """`torch.Generator(device="cuda")` makes a generator for the target's device."""
     real, mapper = torch.Generator, session.mapper
 
-    def construct(cls, device="cpu"):
+    def construct(cls, device=HOST_DEVICE_TYPE):
         new = mapper.map(device)
         if new is not None:
             session.note_device("torch.Generator", device, new, keyword="device")
@@ -251,7 +252,7 @@ def _patch_load(session, torch) -> None:
 
     original = serialization.load
     mapper = session.mapper
-    on_cpu = session.device_type == "cpu"
+    on_cpu = is_host(session.device_type)
     restore = serialization.default_restore_location
     unmapped = Verdict(
         "torch.load(map_location=None)", Kind.ADAPTED, f"torch.load(map_location={mapper.device_type!r})",

@@ -13,7 +13,8 @@ import functools
 import inspect
 import warnings
 
-from torchport.targets.device_apis import CUDA_DIST_BACKEND
+from torchport.apis.distributed import CUDA_DIST_BACKEND, PROCESS_GROUPS, ddp_device_ids
+from torchport.targets.devices import is_host
 from torchport.targets.verdict import Kind, Verdict
 
 
@@ -27,7 +28,7 @@ def install(session) -> None:
     import torch.distributed.distributed_c10d as c10d
 
     backend = session.evaluate(session.target.dist_backend)
-    for name in ("init_process_group", "new_group"):
+    for name in PROCESS_GROUPS:
         original = getattr(c10d, name)
         wrapper = _backend_mapper(session, f"torch.distributed.{name}", original, backend)
         session.book.replace_everywhere((torch.distributed, c10d), name, original, wrapper)
@@ -70,7 +71,7 @@ def _backend_mapper(session, api: str, original, backend: str):
         if device_id is not None:
             mapped = session.mapper.map(device_id)
             if mapped is not None:
-                if session.device_type == "cpu":
+                if is_host(session.device_type):
                     mapped = None  # gloo on the CPU takes no device to bind to
                 session.note_device(api, device_id, mapped, keyword="device_id")
                 bound.arguments["device_id"] = mapped
@@ -82,7 +83,7 @@ def _backend_mapper(session, api: str, original, backend: str):
 def _patch_ddp(session, ddp) -> None:
     original = ddp.__dict__["__init__"]
     signature = inspect.signature(original)
-    drop = not session.target.ddp_device_ids or session.device_type == "cpu"
+    drop = not ddp_device_ids(session.target).here(is_host(session.device_type))
     dropped = Verdict(
         "DistributedDataParallel(device_ids=...)", Kind.ADAPTED, "DistributedDataParallel(device_ids=None)",
         f"modules on {session.device_type} take no device_ids or output_device",
@@ -154,6 +155,6 @@ def _patch_data_parallel(session, torch, data_parallel) -> None:
 
 
 def _device_count(session, torch) -> int:
-    if session.device_type == "cpu":
+    if is_host(session.device_type):
         return 1
     return getattr(torch, session.device_type).device_count()

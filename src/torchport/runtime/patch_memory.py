@@ -12,7 +12,9 @@ import functools
 import inspect
 import os
 
-from torchport.targets.device_apis import CUDA_VISIBLE_DEVICES
+from torchport.apis.devices import CUDA_VISIBLE_DEVICES
+from torchport.apis.memory import pinned_memory
+from torchport.targets.devices import is_host
 from torchport.targets.verdict import Kind, Verdict
 
 
@@ -20,7 +22,7 @@ def install(session) -> None:
     import torch
     import torch.utils.data
 
-    on_cpu = session.device_type == "cpu"
+    on_cpu = not pinned_memory(session.target).here(is_host(session.device_type))
     _patch_tensor_pin_memory(session, torch, on_cpu)
     _patch_data_loader(session, torch.utils.data.DataLoader, on_cpu)
     _copy_visible_devices(session)

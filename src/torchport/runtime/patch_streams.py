@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import functools
 
+from torchport.apis.distributed import CONVERT_SYNC_BATCHNORM, sync_batchnorm
+from torchport.apis.streams import NO_STREAM_ALLOCATOR, RECORD_STREAM
+from torchport.targets.devices import HOST_DEVICE_TYPE, is_host
 from torchport.targets.verdict import Kind, Verdict
 
-RECORD = Verdict("torch.Tensor.record_stream", Kind.NOOP, None, "on a CPU tensor: CPU tensors have no stream allocator")
-CONVERT = Verdict("torch.nn.SyncBatchNorm.convert_sync_batchnorm", Kind.NOOP, None,
+RECORD = Verdict(f"torch.Tensor.{RECORD_STREAM}", Kind.NOOP, None, f"on a CPU tensor: {NO_STREAM_ALLOCATOR}")
+CONVERT = Verdict(CONVERT_SYNC_BATCHNORM, Kind.NOOP, None,
                   "the module keeps its BatchNorm layers: SyncBatchNorm needs a GPU-like device")
 
 
@@ -21,7 +24,7 @@ def install(session) -> None:
     import torch
 
     _patch_record_stream(session, torch.Tensor)
-    if session.device_type == "cpu":
+    if not sync_batchnorm(session.target).here(is_host(session.device_type)):
         _patch_convert(session, torch.nn.SyncBatchNorm)
 
 
@@ -31,7 +34,7 @@ def _patch_record_stream(session, tensor_class) -> None:
 
     @functools.wraps(original)
     def record_stream(self, stream):
-        if self.device.type == "cpu":
+        if self.device.type == HOST_DEVICE_TYPE:
             note(RECORD)
             return None
         return original(self, stream)

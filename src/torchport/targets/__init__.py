@@ -16,6 +16,8 @@ from torchport.targets.verdict import Kind, Verdict
 __all__ = ["Kind", "Target", "Verdict", "all_targets", "auto_order", "get", "names"]
 
 _NOT_TARGETS = {"command"}  # (a module without `TARGET` is knowledge shared by the targets)
+DEFAULT = "npu"  # what `migrate` and `analyze` rewrite for when no --target is given
+HOST = "cpu"  # the target with no device: what `--target auto` picks where no device target is available
 
 
 @lru_cache(maxsize=None)

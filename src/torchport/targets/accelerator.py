@@ -6,7 +6,8 @@ the device type is looked up once per file, and calls that need a device are gua
 
 from torchport.targets.base import Target
 from torchport.targets.cpu import CPU_BF16
-from torchport.targets.fallbacks import HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, host_event_class, legacy_tensor_types
+from torchport.apis.legacy_types import legacy_tensor_types
+from torchport.targets.fallbacks import HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, host_event_class
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import adapted, noop
 

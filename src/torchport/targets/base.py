@@ -13,14 +13,12 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from torchport.apis import graphs
+from torchport.apis.amp import AMP_PREFIX, AUTOCAST, TAKES_DEVICE_TYPE, TORCH_AMP
+from torchport.apis.cuda_module import DEVICE_MODULE
 from torchport.targets.advice import Advice, common
 from torchport.targets import fallbacks
 from torchport.targets.verdict import Kind, Verdict, adapted, same, unsupported
-
-AMP_PREFIX = "torch.cuda.amp."
-DEVICE_MODULE = "torch.cuda"
-CUDA_PREFIX = "CUDA"  # of the classes CUDA names after itself (CUDAGraph, CUDAPluggableAllocator)
-
 
 # The Target fields that hold Python source (an expression written into migrated files and
 # evaluated by `run`), checked when a target is made.
@@ -167,6 +165,12 @@ class Target:
     def device_source(self) -> str:
         return self.device_type_expr or repr(self.device_type)
 
+    @property
+    def has_device(self) -> bool:
+        """False on the CPU: no device to copy to, pin for, launch on or index (the advice's fact,
+        read by rules and patches alike)."""
+        return self.advice.has_device
+
     def verdict(self, api: str) -> Verdict:
         """What `api` (a qualified `torch.cuda...` name) becomes on this target."""
         if api in self.overrides:
@@ -199,20 +203,20 @@ class Target:
     def _device_named(self, name: str) -> str | None:
         """The name the target's device module gives a class CUDA names after itself
         (`CUDAGraph` is `torch.npu.NPUGraph`, `torch.xpu.XPUGraph`), where it has one."""
-        if self.device_type is None or not name.startswith(CUDA_PREFIX):
+        if self.device_type is None:
             return None
-        twin = self.device_type.upper() + name[len(CUDA_PREFIX):]
+        twin = graphs.twin(name, self.device_type)
         return twin if twin in self.surface else None
 
     def _amp_verdict(self, api: str) -> Verdict:
         name = api[len(AMP_PREFIX):]
         if name in self.amp_surface:
             return same(api, f"{self.device_module}.amp.{name}", "the target's own AMP, with CUDA's signature")
-        if name in ("autocast", "GradScaler", "custom_fwd", "custom_bwd"):
+        if name in TAKES_DEVICE_TYPE:
             note = f"device type {self.device_source}"
-            if name == "autocast" and self.float16_autocast:
+            if name == AUTOCAST and self.float16_autocast:
                 note += f"; float16 becomes {self.float16_autocast}"
-            return adapted(api, f"torch.amp.{name}", note)
+            return adapted(api, f"{TORCH_AMP}.{name}", note)
         return unsupported(api, "no torch.amp equivalent")
 
     def verdicts(self, apis: list[str]) -> dict[str, Verdict]:

@@ -3,7 +3,8 @@
 from torchport.targets.advice import common
 from torchport.targets.base import Target
 from torchport.targets.surface import TORCH_SURFACE, names, version
-from torchport.targets.fallbacks import HOST_EVENT, host_event_class, legacy_tensor_types
+from torchport.apis.legacy_types import legacy_tensor_types
+from torchport.targets.fallbacks import HOST_EVENT, host_event_class
 from torchport.targets.verdict import noop, same
 
 CUDA_NAMES = names(TORCH_SURFACE, "torch.cuda")

@@ -13,6 +13,15 @@ import re
 
 CUDA_DEVICE = re.compile(r"cuda(?::(\d+))?")
 
+# torch's device type of the host. Mechanisms that meet a device type at run time (the
+# device-agnostic target's, a tensor's) ask `is_host`; statically the target says it (`has_device`).
+HOST_DEVICE_TYPE = "cpu"
+
+
+def is_host(device_type: str | None) -> bool:
+    """Whether `device_type` is the host's: one device, no index, no stream allocator, nothing to pin for."""
+    return device_type == HOST_DEVICE_TYPE
+
 
 def cuda_device(text: str) -> tuple[bool, str | None]:
     """(True, the index as written or None) if `text` is "cuda" or "cuda:N"; else (False, None)."""
@@ -22,7 +31,7 @@ def cuda_device(text: str) -> tuple[bool, str | None]:
 
 def device_string(device_type: str, index: int | str | None, keeps_index: bool) -> str:
     """The target's device string for CUDA device `index` (None: the current device)."""
-    if index is None or not keeps_index or device_type == "cpu":
+    if index is None or not keeps_index or is_host(device_type):
         return device_type
     return f"{device_type}:{index}"
 
@@ -41,7 +50,7 @@ def indexed_device_source(target, index_source: str) -> str:
     `.cuda(None)` means), where an f-string would spell "npu:None"."""
     if target.device_type is None:
         return f"torch.device({target.device_type_expr}, {index_source})"
-    if not target.keeps_device_index or target.device_type == "cpu":
+    if not target.keeps_device_index or is_host(target.device_type):
         return f'"{target.device_type}"'
     return f'torch.device("{target.device_type}", {index_source})'
 

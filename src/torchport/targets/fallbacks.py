@@ -181,15 +181,3 @@ def _nvtx_verdict(api: str, name: str) -> Verdict | None:
         return noop(api, "profiler annotations are only recorded on CUDA")
     return None
 
-
-def legacy_tensor_types(cuda_names) -> list[str]:
-    """`FloatTensor`, `HalfStorage`, ...: the legacy typed classes among `torch.cuda`'s names."""
-    return sorted(n for n in cuda_names if n.endswith(("Tensor", "Storage")) and n[0].isupper())
-
-
-# The dtype of each legacy typed tensor class (`torch.FloatTensor.dtype`; a test reads torch's).
-LEGACY_DTYPES = {
-    "FloatTensor": "torch.float32", "DoubleTensor": "torch.float64", "HalfTensor": "torch.float16",
-    "BFloat16Tensor": "torch.bfloat16", "LongTensor": "torch.int64", "IntTensor": "torch.int32",
-    "ShortTensor": "torch.int16", "CharTensor": "torch.int8", "ByteTensor": "torch.uint8", "BoolTensor": "torch.bool",
-}

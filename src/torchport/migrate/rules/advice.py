@@ -7,6 +7,7 @@ import re
 
 import libcst as cst
 
+from torchport.apis.amp import AUTOCAST
 from torchport.findings import Operation
 from torchport.migrate.rules.base import Rule, call_argument, source_of
 
@@ -61,7 +62,7 @@ class MixedPrecisionAdvice(_TrainingStepRule):
             self.report(self.first_backward, Operation.PERFORMANCE,
                         f"this step trains in float32: on {self.target.name} the matrix units run float16/bfloat16; "
                         f"wrap the forward in torch.autocast(\"{self.target.device_type}\") with a GradScaler",
-                        api="autocast")
+                        api=AUTOCAST)
 
 
 class Float64Advice(Rule):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.apis.amp import AMP_PREFIX as CUDA_AMP, AUTOCAST, AUTOCASTS, DEVICE_FIRST, DEVICE_KEYWORD
 from torchport.findings import Operation
 from torchport.migrate.rules.base import (
     ApiReferenceRule,
@@ -17,10 +18,6 @@ from torchport.migrate.rules.base import (
 from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, string_value
 from torchport.targets.surface import TORCH_SURFACE, load
 
-CUDA_AMP = "torch.cuda.amp."
-DEVICE_FIRST = {"autocast", "GradScaler"}  # take the device type as their first argument
-DEVICE_KEYWORD = {"custom_fwd", "custom_bwd"}  # take it as `device_type=`
-AUTOCASTS = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"}
 GATE_WHY = "off on a CPU without native bfloat16, where it runs slower than float32"
 
 
@@ -85,7 +82,7 @@ class AmpRule(ApiReferenceRule):
     def _move_call(self, call: cst.Call, name: str, replacement: str, device: str, message: str, api: str) -> None:
         parameters = cuda_amp_parameters(name)
 
-        gate = self.target.autocast_enabled if name == "autocast" else None
+        gate = self.target.autocast_enabled if name == AUTOCAST else None
 
         def fix(updated: cst.Call) -> cst.Call:
             moved = by_keyword(updated, parameters).with_changes(func=parse_expression(replacement))
@@ -98,12 +95,12 @@ class AmpRule(ApiReferenceRule):
         if gate:
             message += f"; on only where {gate} ({GATE_WHY})"
         self.change(call, fix, message, api=api, needs=f"{replacement} {device} {gate or ''}")
-        if name == "autocast":
+        if name == AUTOCAST:
             self._float16(call)
 
     def _bind_device(self, node: cst.CSTNode, name: str, replacement: str, device: str, message: str, api: str) -> None:
         """A reference kept for later calls: the same callable with the device bound."""
-        gate = self.target.autocast_enabled if name == "autocast" else None
+        gate = self.target.autocast_enabled if name == AUTOCAST else None
         if name in DEVICE_FIRST:
             bound = f"functools.partial({replacement}, {device}{f', enabled={gate}' if gate else ''})"
         else:

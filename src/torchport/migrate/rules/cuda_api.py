@@ -6,6 +6,7 @@ from functools import lru_cache
 
 import libcst as cst
 
+from torchport.apis.amp import CUDA_AMP as AMP
 from torchport.findings import Operation
 from torchport.migrate.rules.base import (
     ApiReferenceRule,
@@ -26,7 +27,6 @@ from torchport.targets.fallbacks import TORCH_CLASSES
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
 
-AMP = "torch.cuda.amp"
 DEFAULT_TENSOR_TYPE = "torch.set_default_tensor_type"
 FLOAT_TENSOR = "torch.cuda.FloatTensor"
 REEXPORTING_SUBMODULES = {"memory", "random", "streams", "graphs"}

@@ -43,8 +43,8 @@ class CudaMethodRule(Rule):
             return
         storage = self._is_storage(node, func.value)
         method = self.target.storage_method if storage else self.target.tensor_method
-        if method == "cpu":
-            self.change(node, _renamed("cpu", keep_args=False), "replace .cuda() with .cpu()")
+        if method is not None and not self.target.has_device:  # (`.cpu()` takes no device)
+            self.change(node, _renamed(method, keep_args=False), f"replace .cuda() with .{method}()")
         elif method is not None:
             self.change(node, _renamed(method, keep_args=True), f"replace .cuda() with .{method}(...)")
         else:
@@ -81,7 +81,7 @@ class CudaMethodRule(Rule):
             return
         method = self.target.tensor_method
         positional = any(a.keyword is None for a in call.args)
-        if method is not None and not (method == "cpu" and call.args):
+        if method is not None and (self.target.has_device or not call.args):
             self.change(node, lambda updated: updated.with_changes(attr=cst.Name(method)),
                         f"replace .cuda with .{method} (called through a conditional)")
         elif method is None and not positional:

@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchport.migrate.rules.base import Rule, parse_expression, source_of
 from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, quoted
+from torchport.targets.devices import HOST_DEVICE_TYPE
 
 EQUALITY = (cst.Equal, cst.NotEqual)
 MEMBERSHIP = (cst.In, cst.NotIn)
@@ -57,7 +58,7 @@ class DeviceComparisonRule(Rule):
 
     def visit_Comparison(self, node: cst.Comparison) -> None:  # noqa: N802
         found = device_comparison(node)
-        if found is None or self.target.device_type == "cpu":
+        if found is None or not self.target.has_device:
             return
         literal, other, operator = found
         target = self.target
@@ -68,7 +69,7 @@ class DeviceComparisonRule(Rule):
             return
         if cuda_literal_index(literal)[1] is not None:
             return  # "cuda:1" against a device string: rare; TP001 spells the device
-        device, cpu = target.device_type_expr, quoted(literal, "cpu").value
+        device, cpu = target.device_type_expr, quoted(literal, HOST_DEVICE_TYPE).value
         call = node.comparisons[0].comparator if other is node.left else node.left
         if device_call_literal(call) is literal:  # device objects: compare them as device objects
             maker = source_of(call.func)

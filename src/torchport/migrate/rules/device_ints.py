@@ -7,7 +7,7 @@ import libcst as cst
 from torchport.migrate.device_indices import INDEX_SOURCES
 from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of
 from torchport.migrate.rules.device_exprs import device_expression
-from torchport.targets.device_apis import DEVICE_KEYWORDS, DEVICE_LIST_KEYWORDS, TO_METHODS
+from torchport.apis.devices import DEVICE_KEYWORDS, DEVICE_LIST_KEYWORDS, TO_METHODS
 from torchport.targets.devices import indexed_device_source
 
 

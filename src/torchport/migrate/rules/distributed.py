@@ -6,7 +6,8 @@ import libcst as cst
 
 from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of, without_arguments
 from torchport.migrate.rules.device_exprs import quoted, string_value
-from torchport.targets.device_apis import CUDA_DIST_BACKEND
+from torchport.apis.devices import Presence
+from torchport.apis.distributed import CUDA_DIST_BACKEND, NCCL_ENUM, ddp_device_ids
 
 DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 
@@ -20,7 +21,7 @@ class DistributedBackendRule(Rule):
 
     code = "TP006"
     mentions = rb"nccl|NCCL"
-    reads = ("torch.distributed.Backend.NCCL", NCCL_PROBE)
+    reads = (NCCL_ENUM, NCCL_PROBE)
     title = "nccl backend"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
@@ -41,7 +42,7 @@ class DistributedBackendRule(Rule):
             self._replace(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
-        if self.qualified_name(node) == "torch.distributed.Backend.NCCL":
+        if self.qualified_name(node) == NCCL_ENUM:
             self._replace(node)
 
     def _replace(self, node: cst.CSTNode) -> None:
@@ -69,13 +70,14 @@ class DdpDeviceIdsRule(Rule):
         device_args = [a for a in device_args if a is not None and not self._already_guarded(a.value)]
         if not device_args:
             return
-        if not target.ddp_device_ids:
+        presence = ddp_device_ids(target)
+        if presence is Presence.NEVER:
             self.change(
                 node,
                 lambda updated: without_arguments(updated, {"device_ids", "output_device"}),
                 f"drop device_ids/output_device: DDP on {target.name} takes none",
             )
-        elif target.guard:
+        elif presence is Presence.AT_RUN_TIME:
             guard = target.guard
 
             def fix(updated: cst.Call) -> cst.Call:

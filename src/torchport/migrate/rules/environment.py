@@ -7,7 +7,7 @@ import libcst as cst
 from torchport.findings import Operation
 from torchport.migrate.rules.base import Rule
 from torchport.migrate.rules.device_exprs import quoted, string_value
-from torchport.targets.device_apis import CUDA_VISIBLE_DEVICES
+from torchport.apis.devices import CUDA_VISIBLE_DEVICES
 
 
 class VisibleDevicesRule(Rule):

@@ -7,6 +7,7 @@ import libcst as cst
 from torchport.findings import Operation
 from torchport.migrate.rules.base import Rule, dotted_name
 from torchport.migrate.rules.device_exprs import cuda_literal_index, string_value
+from torchport.targets.devices import is_host
 
 AVAILABLE = "torch.cuda.is_available"
 EXITS = {"exit", "quit", "sys.exit", "os._exit"}  # what a script calls to refuse a run
@@ -45,7 +46,7 @@ class CpuFallbackRule(Rule):
             self._note_always_passes(node, "refuses a run without")
 
     def _note_always_passes(self, node: cst.CSTNode, demand: str) -> None:
-        if self.target.device_type != "cpu":
+        if self.target.has_device:
             return
         self.report(node, Operation.NOTE, f"the script {demand} a CUDA device: on cpu the CPU is the device, so "
                     "this always passes (kept; remove it if the script should refuse nothing)", api=AVAILABLE)
@@ -60,14 +61,14 @@ class CpuFallbackRule(Rule):
         return isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and self._asks_available(test.expression)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:  # noqa: N802
-        if self.target.device_type not in ("cpu", None):
+        if self.target.device_type is not None and self.target.has_device:
             return
         test = node.test
         if not (isinstance(test, cst.Call) and self.qualified_name(test.func) == AVAILABLE):
             return
         body, orelse = _device_string(self, node.body), _device_string(self, node.orelse)
-        if cuda_literal_index(body)[0] and string_value(orelse) == "cpu":
-            if self.target.device_type == "cpu":
+        if cuda_literal_index(body)[0] and is_host(string_value(orelse)):
+            if not self.target.has_device:
                 self.change(node, lambda updated: updated.orelse, "keep only the CPU branch of the availability test")
             else:
                 self.change(node, lambda updated: updated.body, "the device type already falls back to the CPU")

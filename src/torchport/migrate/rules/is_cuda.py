@@ -21,7 +21,7 @@ class IsCudaRule(Rule):
         if node.attr.value != "is_cuda" or self.qualified_name(node) is not None:
             return
         target = self.target
-        if target.device_type == "cpu" or self.is_bound_here(node):
+        if not target.has_device or self.is_bound_here(node):
             return
         if target.device_type is not None:
             attribute = f"is_{target.device_type}"

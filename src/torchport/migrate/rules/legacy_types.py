@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.migrate.rules.base import ApiReferenceRule, Rule, call_argument, parse_expression, source_of
-from torchport.targets.fallbacks import LEGACY_DTYPES
+from torchport.apis.legacy_types import LEGACY_DTYPES
 from torchport.targets.verdict import Kind
 
 CUDA_TYPE = "torch.cuda."
@@ -76,7 +76,7 @@ class LegacyTypeUseRule(ApiReferenceRule):
 
     @classmethod
     def applies_to(cls, target) -> bool:
-        return target.device_type not in (None, "cpu") and target.verdict(f"{CUDA_TYPE}FloatTensor").kind is Kind.UNSUPPORTED
+        return target.device_type is not None and target.has_device and target.verdict(f"{CUDA_TYPE}FloatTensor").kind is Kind.UNSUPPORTED
 
     def visit_api(self, node: cst.BaseExpression, api: str) -> None:
         use = legacy_type_use(self, node, api)

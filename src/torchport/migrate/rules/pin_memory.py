@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.apis.devices import Presence
+from torchport.apis.memory import pinned_memory
 from torchport.findings import Operation
 from torchport.migrate.rules.base import Rule, and_also, only_when, remove_statement, source_of, without_arguments
 
@@ -21,7 +23,7 @@ class PinMemoryRule(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         target = self.target
-        if target.device_type != "cpu" and target.guard is None:
+        if pinned_memory(target) is Presence.ALWAYS:
             return
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "pin_memory" and not node.args:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.apis.profiler import drops_cuda_activity
 from torchport.findings import Operation
 from torchport.migrate.rules.base import ApiReferenceRule, Rule, dotted_name, parse_expression
 
@@ -35,7 +36,7 @@ class ProfilerActivityRule(Rule):
             activity = target.profiler_activity
             self.change(node, lambda updated: updated.with_changes(attr=cst.Name(activity)),
                         f"record {activity} work instead of CUDA work")
-        elif target.device_type in ("cpu", "mps"):
+        elif drops_cuda_activity(target):
             self._drop(container, element)
         elif target.device_type is None and self._cpu_and_cuda(container):
             new = "torch.profiler.supported_activities()"

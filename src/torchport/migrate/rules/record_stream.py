@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.apis.devices import Presence
+from torchport.apis.streams import NO_STREAM_ALLOCATOR, record_stream
 from torchport.migrate.rules.base import Rule, remove_statement, run_only_when
 from torchport.migrate.rules.cuda_api import sole_statement
 
@@ -25,8 +27,9 @@ class RecordStreamRule(Rule):
         if line is None:
             return
         target = self.target
-        if target.device_type == "cpu":
-            self.change(line, remove_statement, "drop .record_stream(): CPU tensors have no stream allocator")
-        elif target.guard is not None and not self.guarded_already(line):
+        presence = record_stream(target)
+        if presence is Presence.NEVER:
+            self.change(line, remove_statement, f"drop .record_stream(): {NO_STREAM_ALLOCATOR}")
+        elif presence is Presence.AT_RUN_TIME and not self.guarded_already(line):
             guard = target.guard
             self.change(line, run_only_when(guard), f"call .record_stream() only when {guard}", needs=guard)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.apis.devices import Presence
+from torchport.apis.distributed import CONVERT_SYNC_BATCHNORM, sync_batchnorm
 from torchport.findings import Operation
 from torchport.migrate.rules.base import Rule, call_argument, only_when
 
-CONVERT = "torch.nn.SyncBatchNorm.convert_sync_batchnorm"
+CONVERT = CONVERT_SYNC_BATCHNORM
 
 
 class SyncBatchNormRule(Rule):
@@ -28,9 +30,10 @@ class SyncBatchNormRule(Rule):
             return
         module = call_argument(node, "module", position=0)
         target = self.target
-        if module is None or (target.device_type != "cpu" and target.guard is None):
+        presence = sync_batchnorm(target)
+        if module is None or presence is Presence.ALWAYS:
             return
-        if target.device_type == "cpu":
+        if presence is Presence.NEVER:
             self.change(node, lambda updated: call_argument(updated, "module", position=0).value,
                         "keep BatchNorm: SyncBatchNorm needs a GPU-like device")
             return

@@ -1,0 +1,30 @@
+"""Automatic mixed precision: `torch.cuda.amp` and its device-generic twin `torch.amp`.
+
+CUDA's `torch.cuda.amp.autocast(...)` and `GradScaler(...)` are torch.amp's with the device type
+"cuda" bound; torch.amp's take the device type first (`torch.amp.autocast("npu", ...)`), and its
+`custom_fwd`/`custom_bwd` as `device_type=`. A target's verdict for each is derived in
+`Target.verdict` from these names; the rewriter moves the arguments, the patcher binds the device.
+"""
+
+from __future__ import annotations
+
+CUDA_AMP = "torch.cuda.amp"
+AMP_PREFIX = CUDA_AMP + "."
+TORCH_AMP = "torch.amp"
+
+AUTOCAST = "autocast"
+GRAD_SCALER = "GradScaler"
+CUSTOM_FWD = "custom_fwd"
+CUSTOM_BWD = "custom_bwd"
+DEVICE_FIRST = (AUTOCAST, GRAD_SCALER)  # torch.amp's take the device type as their first argument
+DEVICE_KEYWORD = (CUSTOM_FWD, CUSTOM_BWD)  # ... as `device_type=`
+TAKES_DEVICE_TYPE = DEVICE_FIRST + DEVICE_KEYWORD  # the torch.cuda.amp names torch.amp has, given a device type
+
+# Every name autocast's class goes by: its device type is the first argument.
+AUTOCASTS = ("torch.autocast", f"{TORCH_AMP}.{AUTOCAST}", f"{TORCH_AMP}.autocast_mode.{AUTOCAST}")
+# The autocast state queries, whose first argument is a device type (`torch.is_autocast_enabled("cuda")`).
+STATE_QUERIES = ("is_autocast_enabled", "get_autocast_dtype")
+# The AMP calls that take the device type as their first argument, as a library writes them.
+DEVICE_TYPE_FIRST_CALLS = frozenset(
+    {AUTOCASTS[0], *(f"{TORCH_AMP}.{name}" for name in DEVICE_FIRST), *(f"torch.{name}" for name in STATE_QUERIES)}
+)

@@ -1,0 +1,35 @@
+"""The `torch.cuda` module: which of its APIs `torchport run` replaces.
+
+Every public API of `torch.cuda` and `torch.cuda.amp` has a verdict per target (`Target.verdict`).
+`run` replaces the callables among them, by their kind as the generated surfaces name it;
+modules and plain values (`torch.cuda.has_magma`) are left alone: a module attribute read cannot
+be intercepted cheaply. `analyze --mode third-party` reads the same kinds from the surface data
+to say which of a library's torch.cuda uses `run` reaches.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from torchport.apis.amp import CUDA_AMP
+
+DEVICE_MODULE = "torch.cuda"
+MODULES = (DEVICE_MODULE, CUDA_AMP)  # the modules whose APIs have verdicts
+
+PATCHED_KINDS = frozenset({"function", "class"})
+
+
+def kind(obj: object) -> str:
+    """"module", "class", "function" (any other callable) or "value", as the surfaces name them."""
+    if inspect.ismodule(obj):
+        return "module"
+    if inspect.isclass(obj):
+        return "class"
+    if callable(obj):
+        return "function"
+    return "value"
+
+
+def is_patched(api_kind: str) -> bool:
+    """Whether `run` replaces a torch.cuda API of this kind."""
+    return api_kind in PATCHED_KINDS

@@ -1,0 +1,31 @@
+"""Distributed: process groups on NCCL, DistributedDataParallel's devices, SyncBatchNorm.
+
+CUDA's collective library is NCCL; a target has its own (`Target.dist_backend`). The backend is
+chosen where a process group is made: `init_process_group(backend)` and `new_group(backend=)`.
+"""
+
+from __future__ import annotations
+
+from torchport.apis.devices import Presence, device_presence
+
+CUDA_DIST_BACKEND = "nccl"
+NCCL_ENUM = "torch.distributed.Backend.NCCL"
+# The calls that make a process group, each taking the backend (first, or as `backend=`).
+PROCESS_GROUPS = ("init_process_group", "new_group")
+
+CONVERT_SYNC_BATCHNORM = "torch.nn.SyncBatchNorm.convert_sync_batchnorm"
+
+
+def ddp_device_ids(target) -> Presence:
+    """Whether DDP gets `device_ids`/`output_device` on `target`: CPU modules take neither (a
+    target whose DDP takes none, `Target.ddp_device_ids`), so they go there, and are given only
+    when a device exists on the device-agnostic target."""
+    if not target.ddp_device_ids:
+        return Presence.NEVER
+    return Presence.AT_RUN_TIME if target.guard else Presence.ALWAYS
+
+
+def sync_batchnorm(target) -> Presence:
+    """Whether `convert_sync_batchnorm(m)` converts on `target`: SyncBatchNorm runs on CUDA-like
+    devices only (DDP refuses it on CPU modules), so elsewhere the model keeps its BatchNorm."""
+    return device_presence(target)

@@ -1,0 +1,15 @@
+"""The profiler: `ProfilerActivity.CUDA`, and a target's own profiler.
+
+`activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` asks torch's profiler for CUDA work.
+A target records its device work under an activity of its own (`Target.profiler_activity`:
+XPU), or through a profiler of its own (`Target.profiler_module`: torch_npu's); where it has
+neither (the CPU, MPS) nothing records the device, so the CUDA activity goes.
+"""
+
+from __future__ import annotations
+
+
+def drops_cuda_activity(target) -> bool:
+    """Whether `ProfilerActivity.CUDA` goes on `target`: its device type is known (not the
+    device-agnostic target, whose device is found at run time) and nothing records its work."""
+    return target.device_type is not None and target.profiler_activity is None and target.profiler_module is None
