@@ -31,15 +31,12 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from torchport.errors import UsageError
-from torchport.pyast import dotted_name
+from torchport.pyast import AST_PARSE_ERRORS, dotted_name
 from torchport.runtime.callers import HONEST_ENV, honest_packages
 from torchport.targets import surface
 from torchport.targets.device_apis import CUDA_DIST_BACKEND, DEVICE_KEYWORDS, TO_METHODS
 
 HEADER = ("File", "3rd-party API", "Message")
-
-# What ast.parse raises on source it cannot read (as migrate.names, without importing migrate).
-_PARSE_ERRORS = (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError)
 
 # A Python file is parsed only if its text says one of these (cudnn and cupy do not contain "cuda").
 _MENTIONS = re.compile(rb"(?i:cuda|cudnn|nccl|cupy)|cpp_extension")
@@ -312,7 +309,7 @@ def _parse(data: bytes, path: Path) -> ast.Module | None:
         warnings.simplefilter("ignore")
         try:
             return ast.parse(data, filename=str(path))
-        except _PARSE_ERRORS:
+        except AST_PARSE_ERRORS:
             return None
 
 
