@@ -16,7 +16,6 @@ Nothing here imports the library scanned.
 from __future__ import annotations
 
 import ast
-import csv
 import importlib.machinery
 import importlib.metadata
 import importlib.util
@@ -32,6 +31,7 @@ from typing import Iterable, Iterator
 
 from torchport.errors import UsageError
 from torchport.pyast import AST_PARSE_ERRORS, dotted_name
+from torchport.report.csv_table import write_table
 from torchport.runtime.callers import HONEST_ENV, honest_packages
 from torchport.targets import surface
 from torchport.targets.device_apis import CUDA_DIST_BACKEND, DEVICE_KEYWORDS, TO_METHODS
@@ -264,10 +264,7 @@ def survey_library(root: Path, label: str) -> LibraryScan:
 
 def write_third_party_csv(path: Path, findings: Iterable[ThirdPartyFinding]) -> None:
     """full_unsupported_results.csv, in the columns of Ascend's third_party report."""
-    with Path(path).open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(HEADER)
-        writer.writerows([f.file, f.api, _with_line(f)] for f in findings)
+    write_table(path, HEADER, ([f.file, f.api, _with_line(f)] for f in findings))
 
 
 def _with_line(finding: ThirdPartyFinding) -> str:
