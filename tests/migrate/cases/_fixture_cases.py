@@ -5,7 +5,8 @@ script has, and the whole file `migrate_source` makes of it on each target, comp
 target the case does not name takes the case's "default" (UNCHANGED: the source as it is); a case
 names every target or gives a default. Advice rules change nothing and write rows: their cases are
 `pytest.param(source, {target: [(code, line, operation), ...]}, id=...)`, the rows of the module's
-codes, exactly.
+codes, exactly. A module keeps them in `CASES`, `ROWS`, and `APPLIED` (cases migrated with
+--apply-affinity).
 
 Each test module names the rule it specifies by its code (`CODE = "TP003"`, or `CODES` for a
 family of advice rules): test_every_rule_has_cases.py reads the rules from the registry and these
