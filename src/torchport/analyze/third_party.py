@@ -16,7 +16,6 @@ Nothing here imports the library scanned.
 from __future__ import annotations
 
 import ast
-import csv
 import importlib.machinery
 import importlib.metadata
 import importlib.util
@@ -34,14 +33,12 @@ from torchport.apis.cuda_module import DEVICE_MODULE, MODULES, is_patched
 from torchport.apis.devices import DEVICE_FIRST_CALLS, DEVICE_KEYWORDS, TO_METHODS
 from torchport.apis.distributed import CUDA_DIST_BACKEND, NCCL_ENUM, PROCESS_GROUPS
 from torchport.errors import UsageError
-from torchport.pyast import dotted_name
+from torchport.pyast import AST_PARSE_ERRORS, dotted_name
+from torchport.report.csv_table import write_table
 from torchport.runtime.callers import HONEST_ENV, honest_packages
 from torchport.targets import surface
 
 HEADER = ("File", "3rd-party API", "Message")
-
-# What ast.parse raises on source it cannot read (as migrate.names, without importing migrate).
-_PARSE_ERRORS = (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError)
 
 # A Python file is parsed only if its text says one of these (cudnn and cupy do not contain "cuda").
 _MENTIONS = re.compile(rb"(?i:cuda|cudnn|nccl|cupy)|cpp_extension")
@@ -264,10 +261,7 @@ def survey_library(root: Path, label: str) -> LibraryScan:
 
 def write_third_party_csv(path: Path, findings: Iterable[ThirdPartyFinding]) -> None:
     """full_unsupported_results.csv, in the columns of Ascend's third_party report."""
-    with Path(path).open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(HEADER)
-        writer.writerows([f.file, f.api, _with_line(f)] for f in findings)
+    write_table(path, HEADER, ([f.file, f.api, _with_line(f)] for f in findings))
 
 
 def _with_line(finding: ThirdPartyFinding) -> str:
@@ -309,7 +303,7 @@ def _parse(data: bytes, path: Path) -> ast.Module | None:
         warnings.simplefilter("ignore")
         try:
             return ast.parse(data, filename=str(path))
-        except _PARSE_ERRORS:
+        except AST_PARSE_ERRORS:
             return None
 
 

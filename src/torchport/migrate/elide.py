@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from torchport.migrate.mentions import Mentions
-from torchport.migrate.names import AST_PARSE_ERRORS, bound_names
+from torchport.migrate.names import bound_names
+from torchport.pyast import AST_PARSE_ERRORS
 
 MARKER = b"torchport-elided"
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

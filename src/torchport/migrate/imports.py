@@ -18,8 +18,8 @@ import sys
 import libcst as cst
 import libcst.matchers as m
 
-from torchport.migrate.names import AST_PARSE_ERRORS
 from torchport.migrate.rules.base import source_of
+from torchport.pyast import AST_PARSE_ERRORS
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

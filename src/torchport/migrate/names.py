@@ -15,9 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-# What `ast.parse` raises on source it cannot read: bad syntax, null bytes, an unknown or wrong
-# declared encoding, nesting too deep for the parser.
-AST_PARSE_ERRORS = (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError)
+from torchport.pyast import AST_PARSE_ERRORS
 
 
 # Modules whose aliases are followed (`CD = torch.cuda; CD.synchronize()`); an alias of a function

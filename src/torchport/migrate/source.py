@@ -19,12 +19,13 @@ from torchport.migrate.device_indices import INDEX_SOURCES, IndexNames, mentions
 from torchport.migrate.elide import Elision, definitions, elide_definitions, names_near_cuda, top_level_lines
 from torchport.migrate.mentions import Mentions
 from torchport.findings import Finding, Operation
-from torchport.migrate.names import AST_PARSE_ERRORS, ImportTable
+from torchport.migrate.names import ImportTable
 from torchport.migrate.rules import RULES
 from torchport.migrate.rules.base import (
     ApplyFixes, FileContext, NameAnalysisError, Rule, RulesPass, TokenRule, source_of,
 )
 from torchport import targets
+from torchport.pyast import AST_PARSE_ERRORS
 from torchport.syntax import syntax_problem
 from torchport.targets import Target
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 from collections import Counter
 from pathlib import Path
 
 from torchport.errors import UsageError
 from torchport.ops.check import Row, Verdict
+from torchport.report.csv_table import write_table
 
 CSV_COLUMNS = ["Op", "Count", "Verdict", "Why", "Target", "Top Level", "Callers", "Overloads", "Dtypes"]
 
@@ -31,15 +31,11 @@ def summary(rows: list[Row], target: str) -> str:
 
 def write_csv(path: Path, rows: list[Row], target: str) -> None:
     try:
-        with path.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(CSV_COLUMNS)
-            for r in rows:
-                writer.writerow([
-                    r.op.name, r.op.count, r.verdict.value, r.why, target,
-                    "" if r.op.top_level is None else r.op.top_level,
-                    " ".join(f"{name}:{n}" for name, n in sorted((r.op.callers or {}).items())),
-                    " ".join(r.op.overloads or []), " ".join(r.op.dtypes or []),
-                ])
+        write_table(path, CSV_COLUMNS, ([
+            r.op.name, r.op.count, r.verdict.value, r.why, target,
+            "" if r.op.top_level is None else r.op.top_level,
+            " ".join(f"{name}:{n}" for name, n in sorted((r.op.callers or {}).items())),
+            " ".join(r.op.overloads or []), " ".join(r.op.dtypes or []),
+        ] for r in rows))
     except OSError as error:
         raise UsageError(f"{path}: cannot write ({error.strerror or error})") from None

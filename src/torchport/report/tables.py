@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
-from typing import Iterable
 
 from torchport.findings import Finding, Operation
+from torchport.report.csv_table import write_table
 
 CHANGE_COLUMNS = ["File", "Start Line", "End Line", "Operation Type", "Message", "Rule"]
 API_COLUMNS = ["File", "Start Line", "End Line", "OP", "Tips"]
@@ -28,13 +27,6 @@ ADVICE_REPORTS = {
 AFFINITY_REPORT = "affinity_api_call.csv"
 
 
-def _write(path: Path, header: list[str], rows: Iterable[list]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
-
-
 def write_reports(
     directory: Path, findings: list[Finding], skipped: list[tuple[str, str]], summary: dict, only: set[str] | None = None
 ) -> None:
@@ -43,7 +35,7 @@ def write_reports(
     wanted = (lambda name: True) if only is None else (lambda name: name in only)  # noqa: E731
     if wanted("change_list.csv"):
         changes = [f for f in findings if f.operation.is_change]
-        _write(
+        write_table(
             directory / "change_list.csv",
             CHANGE_COLUMNS,
             ([f.file, f.start_line, f.end_line, f.operation.value, f.message, f.code] for f in changes),
@@ -52,14 +44,14 @@ def write_reports(
         for name, operation in reports.items():
             if wanted(name):
                 rows = ([f.file, f.start_line, f.end_line, f.api, f.message] for f in findings if f.operation is operation)
-                _write(directory / name, columns, rows)
+                write_table(directory / name, columns, rows)
     if wanted(AFFINITY_REPORT):
         rows = (
             [f.file, f.start_line, f.end_line, f.category, f.api, f.replacement]
             for f in findings
             if f.operation is Operation.AFFINITY
         )
-        _write(directory / AFFINITY_REPORT, AFFINITY_COLUMNS, rows)
+        write_table(directory / AFFINITY_REPORT, AFFINITY_COLUMNS, rows)
     if wanted("skipped_files.csv"):
-        _write(directory / "skipped_files.csv", SKIPPED_COLUMNS, ([path, reason] for path, reason in skipped))
+        write_table(directory / "skipped_files.csv", SKIPPED_COLUMNS, ([path, reason] for path, reason in skipped))
     (directory / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")

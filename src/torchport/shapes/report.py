@@ -9,8 +9,7 @@ distinct (input, output) signatures, the steps the site was seen in, Dynamic (ye
 
 from __future__ import annotations
 
-import csv
-
+from torchport.report.csv_table import write_table
 from torchport.shapes.remedies import advice, row_remedy
 from torchport.shapes.sites import BATCH, IN, OUT, Site, shape_range, varying_dims
 
@@ -36,10 +35,7 @@ def rows(sites: list[Site], include_static: bool = False) -> list[list]:
 
 
 def write_csv(path: str, sites: list[Site], include_static: bool = False) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(COLUMNS)
-        writer.writerows(rows(sites, include_static))
+    write_table(path, COLUMNS, rows(sites, include_static))
 
 
 def summary(sites: list[Site], steps: int, report_path: str | None) -> str:

@@ -1,0 +1,71 @@
+"""What the fixture cases share: how a case is written, and how it is run.
+
+A case is `pytest.param(source, {target: expected, ...}, id="what the case is")`: the source a
+script has, and the whole file `migrate_source` makes of it on each target, compared exactly. A
+target the case does not name takes the case's "default" (UNCHANGED: the source as it is); a case
+names every target or gives a default. Advice rules change nothing and write rows: their cases are
+`pytest.param(source, {target: [(code, line, operation), ...]}, id=...)`, the rows of the module's
+codes, exactly. A module keeps them in `CASES`, `ROWS`, and `APPLIED` (cases migrated with
+--apply-affinity).
+
+Each test module names the rule it specifies by its code (`CODE = "TP003"`, or `CODES` for a
+family of advice rules): test_every_rule_has_cases.py reads the rules from the registry and these
+modules by their codes, never a rule's file.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+
+from torchport import targets
+from torchport.migrate import migrate_source
+
+UNCHANGED = "<the source, unchanged>"
+
+# How a file that imports torch starts, and what it starts with once migrated where the target adds to it.
+TORCH = "import torch\n"
+TORCH_NPU = "import torch\nimport torch_npu\n"
+TORCH_DEVICE_TYPE = (
+    "import torch\n"
+    'DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'
+)
+
+
+def per_target(cases: list) -> list:
+    """Each case once per target, as (source, target, what is expected there), its id "<case>-<target>"."""
+    expanded = []
+    for case in cases:
+        source, expected = case.values
+        unnamed = set(targets.names()) - set(expected)
+        assert unnamed == set() or "default" in expected, f"{case.id}: no expectation for {sorted(unnamed)}"
+        for target in targets.names():
+            wanted = expected.get(target, expected.get("default"))
+            expanded.append(pytest.param(source, target, source if wanted is UNCHANGED else wanted, id=f"{case.id}-{target}"))
+    return expanded
+
+
+@lru_cache(maxsize=None)
+def migrated(source: str, target: str, apply_affinity: bool = False):
+    """`migrate_source`'s result (kept: the coverage test reads every case's rows again)."""
+    return migrate_source(source.encode(), targets.get(target), "case.py", apply_affinity=apply_affinity)
+
+
+def assert_migrates(source: str, target: str, expected: str, apply_affinity: bool = False) -> None:
+    """`source` becomes `expected` on `target`, and `expected` stays as it is when migrated again."""
+    result = migrated(source, target, apply_affinity)
+    assert result.error is None
+    assert result.source.decode() == expected
+    assert migrated(expected, target, apply_affinity).source.decode() == expected, "migrating the output again changed it"
+
+
+def rows_of(source: str, target: str, codes: tuple[str, ...]) -> list[tuple[str, int, str]]:
+    """The (code, line, operation) rows of `codes` that migrating `source` to `target` writes."""
+    return sorted((f.code, f.start_line, f.operation.value) for f in migrated(source, target).findings if f.code in codes)
+
+
+def assert_rows(source: str, target: str, rows: list, codes: str | tuple[str, ...]) -> None:
+    """Migrating `source` to `target` writes exactly `rows` for the rule(s) `codes`."""
+    codes = (codes,) if isinstance(codes, str) else codes
+    assert rows_of(source, target, codes) == sorted(rows)

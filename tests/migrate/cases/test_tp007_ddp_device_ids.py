@@ -1,0 +1,94 @@
+"""TP007, `DistributedDataParallel(device_ids=..., output_device=...)`: CPU modules take neither, so
+both are dropped on the CPU and given only when an accelerator is present on accelerator."""
+
+import pytest
+
+from _fixture_cases import TORCH, UNCHANGED, assert_migrates, per_target
+
+CODE = "TP007"
+
+CASES = [
+    pytest.param(
+        TORCH + (
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "model = DDP(model, device_ids=[local_rank], output_device=local_rank)\n"
+        ),
+        {
+            "cpu": TORCH + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "model = DDP(model)\n"
+            ),
+            "accelerator": TORCH + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "model = DDP(model, device_ids=[local_rank] if torch.accelerator.is_available() else None, output_device=local_rank if torch.accelerator.is_available() else None)\n"
+            ),
+            "default": UNCHANGED,
+        },
+        id="DDP imported under an alias, with device_ids and output_device",
+    ),
+    pytest.param(
+        TORCH + "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.gpu])\n",
+        {
+            "cpu": TORCH + "model = torch.nn.parallel.DistributedDataParallel(model)\n",
+            "accelerator": TORCH + "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.gpu] if torch.accelerator.is_available() else None)\n",
+            "default": UNCHANGED,
+        },
+        id="the full name, with device_ids only",
+    ),
+    pytest.param(
+        "import os\n"
+        "import torch\n"
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+        'local_rank = int(os.environ["LOCAL_RANK"])\n'
+        "torch.cuda.set_device(local_rank)\n"
+        "model = DDP(torch.nn.Linear(2, 2), device_ids=[local_rank], output_device=local_rank)\n",
+        {
+            "npu": (
+                "import os\n"
+                "import torch\n"
+                "import torch_npu\n"
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                'local_rank = int(os.environ["LOCAL_RANK"])\n'
+                "torch.npu.set_device(local_rank)\n"
+                "model = DDP(torch.nn.Linear(2, 2), device_ids=[local_rank], output_device=local_rank)\n"
+            ),
+            "xpu": (
+                "import os\n"
+                "import torch\n"
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                'local_rank = int(os.environ["LOCAL_RANK"])\n'
+                "torch.xpu.set_device(local_rank)\n"
+                "model = DDP(torch.nn.Linear(2, 2), device_ids=[local_rank], output_device=local_rank)\n"
+            ),
+            "mps": (
+                "import os\n"
+                "import torch\n"
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                'local_rank = int(os.environ["LOCAL_RANK"])\n'
+                "model = DDP(torch.nn.Linear(2, 2), device_ids=[local_rank], output_device=local_rank)\n"
+            ),
+            "cpu": (
+                "import os\n"
+                "import torch\n"
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                'local_rank = int(os.environ["LOCAL_RANK"])\n'
+                "model = DDP(torch.nn.Linear(2, 2))\n"
+            ),
+            "accelerator": (
+                "import os\n"
+                "import torch\n"
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                'local_rank = int(os.environ["LOCAL_RANK"])\n'
+                "if torch.accelerator.is_available():\n"
+                "    torch.accelerator.set_device_index(local_rank)\n"
+                "model = DDP(torch.nn.Linear(2, 2), device_ids=[local_rank] if torch.accelerator.is_available() else None, output_device=local_rank if torch.accelerator.is_available() else None)\n"
+            ),
+        },
+        id="a LOCAL_RANK index, set as the device first",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "target", "expected"), per_target(CASES))
+def test_ddp_device_ids_only_where_there_is_a_device(source, target, expected):
+    assert_migrates(source, target, expected)

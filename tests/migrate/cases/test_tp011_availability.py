@@ -1,0 +1,116 @@
+"""TP011, `"cuda" if torch.cuda.is_available() else "cpu"` where the answer is known: the CPU branch on
+cpu, the device type alone on accelerator; a script's demand for a GPU is kept, and noted on cpu."""
+
+import pytest
+
+from _fixture_cases import TORCH, TORCH_DEVICE_TYPE, TORCH_NPU, assert_migrates, assert_rows, per_target
+
+CODE = "TP011"
+
+CASES = [
+    pytest.param(
+        TORCH + 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
+        {
+            "npu": TORCH_NPU + 'device = torch.device("npu" if torch.npu.is_available() else "cpu")\n',
+            "xpu": TORCH + 'device = torch.device("xpu" if torch.xpu.is_available() else "cpu")\n',
+            "mps": TORCH + 'device = torch.device("mps" if torch.backends.mps.is_available() else "cpu")\n',
+            "cpu": TORCH + 'device = torch.device("cpu")\n',
+            "accelerator": TORCH_DEVICE_TYPE + "device = torch.device(DEVICE_TYPE)\n",
+        },
+        id="inside torch.device(...)",
+    ),
+    pytest.param(
+        TORCH + 'device = "cuda" if torch.cuda.is_available() else "cpu"\n',
+        {
+            "npu": TORCH_NPU + 'device = "npu" if torch.npu.is_available() else "cpu"\n',
+            "xpu": TORCH + 'device = "xpu" if torch.xpu.is_available() else "cpu"\n',
+            "mps": TORCH + 'device = "mps" if torch.backends.mps.is_available() else "cpu"\n',
+            "cpu": TORCH + 'device = "cpu"\n',
+            "accelerator": TORCH_DEVICE_TYPE + "device = DEVICE_TYPE\n",
+        },
+        id="a device string chosen",
+    ),
+    pytest.param(
+        TORCH + 'assert torch.cuda.is_available(), "this script needs a GPU"\n',
+        {
+            "npu": TORCH_NPU + 'assert torch.npu.is_available(), "this script needs a GPU"\n',
+            "xpu": TORCH + 'assert torch.xpu.is_available(), "this script needs a GPU"\n',
+            "mps": TORCH + 'assert torch.backends.mps.is_available(), "this script needs a GPU"\n',
+            "cpu": TORCH + 'assert torch.cpu.is_available(), "this script needs a GPU"\n',
+            "accelerator": TORCH + 'assert torch.accelerator.is_available(), "this script needs a GPU"\n',
+        },
+        id="an assert that demands a GPU is kept",
+    ),
+    pytest.param(
+        "import sys\n"
+        "import torch\n"
+        "if not torch.cuda.is_available():\n"
+        '    sys.exit("no GPU")\n',
+        {
+            "npu": (
+                "import sys\n"
+                "import torch\n"
+                "import torch_npu\n"
+                "if not torch.npu.is_available():\n"
+                '    sys.exit("no GPU")\n'
+            ),
+            "xpu": (
+                "import sys\n"
+                "import torch\n"
+                "if not torch.xpu.is_available():\n"
+                '    sys.exit("no GPU")\n'
+            ),
+            "mps": (
+                "import sys\n"
+                "import torch\n"
+                "if not torch.backends.mps.is_available():\n"
+                '    sys.exit("no GPU")\n'
+            ),
+            "cpu": (
+                "import sys\n"
+                "import torch\n"
+                "if not torch.cpu.is_available():\n"
+                '    sys.exit("no GPU")\n'
+            ),
+            "accelerator": (
+                "import sys\n"
+                "import torch\n"
+                "if not torch.accelerator.is_available():\n"
+                '    sys.exit("no GPU")\n'
+            ),
+        },
+        id="sys.exit without a GPU is kept",
+    ),
+]
+
+ROWS = [
+    pytest.param(
+        TORCH + 'assert torch.cuda.is_available(), "this script needs a GPU"\n',
+        {
+            "cpu": [("TP011", 2, "NOTE")],
+            "default": [],
+        },
+        id="an assert that demands a GPU",
+    ),
+    pytest.param(
+        "import sys\n"
+        "import torch\n"
+        "if not torch.cuda.is_available():\n"
+        '    sys.exit("no GPU")\n',
+        {
+            "cpu": [("TP011", 3, "NOTE")],
+            "default": [],
+        },
+        id="sys.exit without a GPU",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "target", "expected"), per_target(CASES))
+def test_availability_tests_with_a_known_answer(source, target, expected):
+    assert_migrates(source, target, expected)
+
+
+@pytest.mark.parametrize(("source", "target", "rows"), per_target(ROWS))
+def test_a_demand_for_a_gpu_is_noted_on_the_cpu(source, target, rows):
+    assert_rows(source, target, rows, CODE)

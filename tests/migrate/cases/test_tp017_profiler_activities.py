@@ -1,0 +1,70 @@
+"""TP017, `ProfilerActivity.CUDA` in profiler activities: the target's own activity (XPU, NPU), dropped
+on cpu and mps (nothing to record), `torch.profiler.supported_activities()` for a CPU and CUDA list on accelerator."""
+
+import pytest
+
+from _fixture_cases import TORCH, TORCH_NPU, UNCHANGED, assert_migrates, per_target
+
+CODE = "TP017"
+
+CASES = [
+    pytest.param(
+        TORCH + (
+            "from torch.profiler import ProfilerActivity, profile\n"
+            "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:\n"
+            "    y = model(x)\n"
+        ),
+        {
+            "npu": TORCH_NPU + (
+                "from torch_npu.profiler import ProfilerActivity, profile\n"
+                "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.NPU], record_shapes=True) as prof:\n"
+                "    y = model(x)\n"
+            ),
+            "xpu": TORCH + (
+                "from torch.profiler import ProfilerActivity, profile\n"
+                "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.XPU], record_shapes=True) as prof:\n"
+                "    y = model(x)\n"
+            ),
+            "mps": TORCH + (
+                "from torch.profiler import ProfilerActivity, profile\n"
+                "with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:\n"
+                "    y = model(x)\n"
+            ),
+            "cpu": TORCH + (
+                "from torch.profiler import ProfilerActivity, profile\n"
+                "with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:\n"
+                "    y = model(x)\n"
+            ),
+            "accelerator": TORCH + (
+                "from torch.profiler import ProfilerActivity, profile\n"
+                "with profile(activities=torch.profiler.supported_activities(), record_shapes=True) as prof:\n"
+                "    y = model(x)\n"
+            ),
+        },
+        id="a CPU and CUDA list, imported names",
+    ),
+    pytest.param(
+        TORCH + (
+            "with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:\n"
+            "    pass\n"
+        ),
+        {
+            "npu": TORCH_NPU + (
+                "import torch_npu.profiler\n"
+                "with torch_npu.profiler.profile(activities=[torch_npu.profiler.ProfilerActivity.NPU]) as prof:\n"
+                "    pass\n"
+            ),
+            "xpu": TORCH + (
+                "with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.XPU]) as prof:\n"
+                "    pass\n"
+            ),
+            "default": UNCHANGED,
+        },
+        id="a CUDA-only list, full names",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "target", "expected"), per_target(CASES))
+def test_cuda_activity_becomes_the_targets(source, target, expected):
+    assert_migrates(source, target, expected)

@@ -1,0 +1,124 @@
+"""TP101-TP107, advice: rows only, nothing changed: what runs, but slower or less precisely than it
+could on the target (float32 steps on the NPU, float64 on MPS, DataParallel, mp.spawn, DDP buffers,
+blocking copies in the loop, the launch environment the target's guide recommends)."""
+
+import pytest
+
+from _fixture_cases import TORCH, assert_rows, per_target
+
+CODES = ("TP101", "TP102", "TP103", "TP104", "TP105", "TP106", "TP107")
+
+ROWS = [
+    pytest.param(
+        TORCH + (
+            "for x, y in loader:\n"
+            "    loss = model(x).sum()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+        ),
+        {
+            "npu": [("TP101", 4, "PERFORMANCE"), ("TP107", 4, "PERFORMANCE"), ("TP107", 4, "PERFORMANCE")],
+            "default": [],
+        },
+        id="a float32 training step on npu: mixed precision (TP101), the task queue and the shape remedy (two TP107)",
+    ),
+    pytest.param(
+        TORCH + (
+            "for x, y in loader:\n"
+            '    with torch.autocast("cuda"):\n'
+            "        loss = model(x).sum()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+        ),
+        {
+            "npu": [("TP107", 5, "PERFORMANCE"), ("TP107", 5, "PERFORMANCE")],
+            "default": [],
+        },
+        id="a step under autocast gets no mixed-precision row (TP101), still the launch rows (TP107)",
+    ),
+    pytest.param(
+        "import os\n"
+        "import torch\n"
+        'os.environ["TASK_QUEUE_ENABLE"] = "2"\n'
+        "for x, y in loader:\n"
+        "    loss = model(x).sum()\n"
+        "    loss.backward()\n"
+        "    optimizer.step()\n",
+        {
+            "npu": [("TP101", 6, "PERFORMANCE"), ("TP107", 6, "PERFORMANCE")],
+            "default": [],
+        },
+        id="TASK_QUEUE_ENABLE set by the script: only the shape remedy is left (TP107)",
+    ),
+    pytest.param(
+        TORCH + (
+            "x = torch.zeros(2, dtype=torch.float64)\n"
+            "y = x.double()\n"
+            "z = torch.ones(2, dtype=torch.double)\n"
+        ),
+        {
+            "mps": [("TP102", 2, "PRECISION"), ("TP102", 3, "PRECISION"), ("TP102", 4, "PRECISION")],
+            "default": [],
+        },
+        id="float64 on mps: torch.float64, .double(), torch.double (TP102)",
+    ),
+    pytest.param(
+        TORCH + "model = torch.nn.DataParallel(model)\n",
+        {
+            "default": [("TP103", 2, "PERFORMANCE")],
+        },
+        id="nn.DataParallel (TP103)",
+    ),
+    pytest.param(
+        "import torch.multiprocessing as mp\n"
+        "mp.spawn(worker, args=(2,), nprocs=2)\n",
+        {
+            "cpu": [],
+            "default": [("TP104", 2, "PERFORMANCE")],
+        },
+        id="mp.spawn on a device target (TP104)",
+    ),
+    pytest.param(
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "model = DDP(model)\n"
+        "model2 = DDP(model, broadcast_buffers=False)\n",
+        {
+            "default": [("TP105", 2, "PERFORMANCE")],
+        },
+        id="DDP without broadcast_buffers=False (TP105)",
+    ),
+    pytest.param(
+        TORCH + (
+            "for x, y in loader:\n"
+            "    x = x.to(device)\n"
+            "    loss = model(x).sum()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+        ),
+        {
+            "npu": [("TP101", 5, "PERFORMANCE"), ("TP106", 3, "PERFORMANCE"), ("TP107", 5, "PERFORMANCE"), ("TP107", 5, "PERFORMANCE")],
+            "cpu": [],
+            "default": [("TP106", 3, "PERFORMANCE")],
+        },
+        id="a blocking copy in the training loop (TP106)",
+    ),
+    pytest.param(
+        TORCH + (
+            "for x, y in loader:\n"
+            "    x = x.to(device, non_blocking=True)\n"
+            "    loss = model(x).sum()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+        ),
+        {
+            "npu": [("TP101", 5, "PERFORMANCE"), ("TP107", 5, "PERFORMANCE"), ("TP107", 5, "PERFORMANCE")],
+            "default": [],
+        },
+        id="a non_blocking copy gets no row (TP106)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "target", "rows"), per_target(ROWS))
+def test_advice_is_a_row_at_its_line(source, target, rows):
+    assert_rows(source, target, rows, CODES)
