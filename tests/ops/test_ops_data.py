@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from torchport import targets
 from torchport.ops import kernels
+from torchport.targets.surface import TORCH_KERNELS, load
 
 ROOT = Path(__file__).resolve().parents[2]
 NPU_WHEEL = Path("/tmp/npuwheel/torch_npu-2.14.0-cp311-cp311-manylinux_2_28_x86_64.whl")
@@ -28,14 +30,14 @@ def test_the_torch_data_is_what_the_generator_makes_from_the_installed_torch():
     gen = _generator()
     made = gen.torch_kernels(gen.default_torch_yaml())
     assert made["version"] == torch.__version__.split("+")[0] == DATA.torch_version
-    assert json.loads(gen.dumps(made)) == kernels.load(kernels.TORCH_DATA)
+    assert json.loads(gen.dumps(made)) == load(TORCH_KERNELS)
 
 
 @pytest.mark.skipif(not NPU_WHEEL.exists(), reason="the torch_npu wheel is not here (pip download torch-npu==2.14.0)")
 def test_the_npu_data_is_what_the_generator_makes_from_the_wheel():
     made = _generator().npu_kernels(NPU_WHEEL)
-    assert made["version"] == DATA.npu_version == "2.14.0"
-    assert made == kernels.load(kernels.NPU_DATA)
+    assert made["version"] == DATA.own["NPU"].version == "2.14.0"
+    assert made == load(targets.get("npu").kernels.own_data)
 
 
 def test_cpu_verdicts_match_the_kernels_this_torch_registered():

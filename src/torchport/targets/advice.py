@@ -1,15 +1,16 @@
 """What to tell a user about speed and precision on a target, as data the advice rules read.
 
 `Advice` holds the per-target facts (AMP is effectively required on the NPU's matrix units, MPS
-has no float64, ...). `Affinity` rows name a faster API a target has for something a script does:
-a torch optimizer that has a fused twin in `torchport.optim`, a hand-written attention that
-`scaled_dot_product_attention` computes in one kernel, a fused NPU op from torch_npu. The rules
-in migrate/rules/affinity.py match them in the same pass as the migration rules.
+has no float64, ...). `Affinity` rows name a faster
+API a target has for something a script does: a torch optimizer that has a fused twin in
+`torchport.optim`, a hand-written attention that `scaled_dot_product_attention` computes in one
+kernel, a fused NPU op from torch_npu. The rules in migrate/rules/affinity.py match them in the
+same pass as the migration rules.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 OPTIMIZER = "optimizer"
 FUNCTION = "function"
@@ -28,12 +29,18 @@ class Affinity:
 @dataclass(frozen=True)
 class Advice:
     needs_amp: bool = False  # fp32 training leaves the matrix units mostly idle
-    no_float64: bool = False  # the device has no float64 at all
+    # element type -> why the device cannot hold it at all (a limit of the device as a whole:
+    # a dtype one kernel lacks is not knowable from the kernel lists)
+    dtype_limits: dict[str, str] = field(default_factory=dict)
     has_device: bool = True  # False on the CPU: copies, launchers and queues have nothing to do
     launch_env: tuple[str, ...] = ()  # environment switches the target's guide recommends
     varying_shapes: str = ""  # the remedy when input shapes change between steps
     affinity: tuple[Affinity, ...] = ()
 
+    @property
+    def no_float64(self) -> bool:
+        """Whether the device has no float64 at all."""
+        return "float64" in self.dtype_limits
 
 _FUSED = {
     "SGD": "FusedSGD", "Adam": "FusedAdam", "AdamW": "FusedAdamW", "Adadelta": "FusedAdadelta", "RMSprop": "FusedRMSprop",

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from torchport.targets.advice import Advice, common
 from torchport.targets import fallbacks
+from torchport.targets.kernels import Kernels
 from torchport.targets.verdict import Kind, Verdict, adapted, same, unsupported
 
 AMP_PREFIX = "torch.cuda.amp."
@@ -140,6 +141,8 @@ class Target:
     auto: bool = False  # whether `--target auto` may pick it (the CPU is auto's last resort)
     overrides: dict[str, Verdict] = field(default_factory=dict)
     advice: Advice = field(default_factory=common)  # speed and precision facts (advice.py)
+    # -- what `ops check` reads (kernels.py) --
+    kernels: Kernels | None = None  # where its kernels are listed; None: in no data torchport holds
 
     def __post_init__(self) -> None:
         """A target without surface data would make every API a no-op or unsupported, silently;
