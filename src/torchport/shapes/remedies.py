@@ -1,8 +1,8 @@
 """What to do about a dynamic shape, per target: the report's Remedy column and the summary's advice.
 
-- A target with a remedy of its own (its `advice.varying_shapes`): the NPU's is one line of
-  configuration, `set_compile_mode(jit_compile=False)`: binary (precompiled) kernels, which are
-  not compiled again for each new shape.
+- Each target with a remedy of its own (its `advice.varying_shapes`): the NPU's is one line of
+  configuration that makes torch_npu use binary (precompiled) kernels, not compiled again for
+  each new shape.
 - torch.compile: `torch._dynamo.mark_dynamic(t, dim)` for each dim found to vary, so that one
   graph with a symbolic size serves them all.
 - The data itself: `torchport.shapes.pad_to_buckets`, a collate function that pads the varying
