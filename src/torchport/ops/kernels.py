@@ -187,6 +187,10 @@ class KernelData:
 @lru_cache(maxsize=None)
 def default() -> KernelData:
     """torch's kernel data, with what every target (and CUDA, where the code comes from) says of its own."""
-    listed = [CUDA, *(t.kernels for t in targets.all_targets().values() if t.kernels is not None)]
-    own = {k.key: OwnKernels.read(load(k.own_data), k.namespace) for k in listed if k.own_data}
+    return of([CUDA, *(t.kernels for t in targets.all_targets().values() if t.kernels is not None)])
+
+
+def of(listed: list[Kernels]) -> KernelData:
+    """torch's kernel data, with what these backends say of theirs (and the data they name)."""
+    own = {k.key: OwnKernels.read(load(k.own_data, k.data_package), k.namespace) for k in listed if k.own_data}
     return KernelData(load(TORCH_KERNELS), {k.key: k for k in listed}, own)

@@ -1,13 +1,19 @@
 """Targets that other packages ship, found through the entry-point group `torchport.targets`.
 
-A vendor's package declares, in its pyproject.toml,
+A vendor's package holds one module with `TARGET = Target(...)` (from torchport.targets: its
+device type, device module, surface, backend, ...; it may build on torchport's own target modules
+and fallbacks, but not ask `targets.get()`, which is what is loading it) and declares it in its
+pyproject.toml:
 
     [project.entry-points."torchport.targets"]
     musa = "torchport_musa:TARGET"      # a Target object, or a module that defines TARGET
 
-and every torchport command knows the target once the package is installed. A target that fails
-to load (an import error, a Target that refuses its own fields, a name torchport already has) is
-left out with one line on stderr naming the entry point: the other targets still work.
+Optional data travel in the package's own data/ folder: a surface read with
+`surface.names(file, module, package="torchport_musa")`, kernel lists named by
+`Kernels(own_data=file, data_package="torchport_musa")`. Every torchport command knows the
+target once the package is installed. One that fails to load (an import error, a Target that
+refuses its own fields, a name torchport already has) is left out with one line on stderr naming
+the entry point: the other targets still work.
 """
 
 from __future__ import annotations

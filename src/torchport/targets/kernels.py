@@ -18,6 +18,7 @@ class Kernels:
     # kernel data of the target's own package (a file in targets/data, made by tools/gen_kernels.py):
     # the aten overloads it registers kernels for, and its own operators
     own_data: str | None = None
+    data_package: str = "torchport.targets"  # the package whose data/ folder holds own_data (a vendor's own)
     namespace: str | None = None  # where that package's own operators live (`npu::npu_fusion_attention`)
     listed_elsewhere: str = ""  # who registers the kernels torch's data does not list (intel/torch-xpu-ops)
     without_kernel: str = ""  # what happens to an op the target has no kernel for

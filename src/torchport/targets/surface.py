@@ -13,17 +13,18 @@ TORCH_KERNELS = "kernels-torch-2.13.0.json"  # the kernels torch registers, by d
 
 
 @lru_cache(maxsize=None)
-def load(filename: str) -> dict:
-    return json.loads(resources.files(__package__).joinpath("data", filename).read_text(encoding="utf-8"))
+def load(filename: str, package: str = __package__) -> dict:
+    """A file of `package`'s data/ folder: torchport's own, or that of the package a target comes from."""
+    return json.loads(resources.files(package).joinpath("data", filename).read_text(encoding="utf-8"))
 
 
-def names(filename: str, module: str) -> frozenset[str]:
+def names(filename: str, module: str, package: str = __package__) -> frozenset[str]:
     """Public names of `module` in the surface file `filename` (empty if the module is absent)."""
-    return frozenset(load(filename)["modules"].get(module, {}))
+    return frozenset(load(filename, package)["modules"].get(module, {}))
 
 
-def version(filename: str) -> str:
-    return load(filename)["version"]
+def version(filename: str, package: str = __package__) -> str:
+    return load(filename, package)["version"]
 
 
 def cuda_apis() -> list[str]:
