@@ -24,17 +24,23 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "src" / "torchport" / "targets" / "data"
+ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = ROOT / "src" / "torchport" / "targets" / "data"
 
-TORCH_MODULES = [
-    "torch.cuda",
-    "torch.cuda.amp",
-    "torch.amp",
-    "torch.xpu",
-    "torch.mps",
-    "torch.cpu",
-    "torch.accelerator",
-]
+# What CUDA code uses (what is migrated from), and torch.amp, which every target's AMP goes through.
+CUDA_MODULES = ["torch.cuda", "torch.cuda.amp", "torch.amp"]
+
+
+def torch_modules() -> list[str]:
+    """CUDA_MODULES, and the device module of each of torchport's targets that torch itself has (one
+    that needs no setup import: torch_npu's torch.npu is read from its wheel). The targets read the
+    data committed now: generate a new torch's file before pointing TORCH_SURFACE at it."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from torchport import targets
+
+    own = [target for name, target in targets.all_targets().items() if targets.origin(name) is None]
+    return CUDA_MODULES + [target.device_module for target in own if target.setup_import is None]
+
 
 # torch_npu module name -> the path of its source inside the wheel. Each public submodule of
 # torch_npu.npu is recorded as well (found in the wheel, see `npu_surface`).
@@ -74,7 +80,7 @@ def torch_surface() -> dict:
     import torch
 
     modules = {}
-    for name in TORCH_MODULES:
+    for name in torch_modules():
         module = importlib.import_module(name)
         public = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
         entries = {}

@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from torchport import targets
 from torchport.ops import kernels
+from torchport.targets.kernels import Kernels
+from torchport.targets.surface import TORCH_KERNELS, load
 
 ROOT = Path(__file__).resolve().parents[2]
 NPU_WHEEL = Path("/tmp/npuwheel/torch_npu-2.14.0-cp311-cp311-manylinux_2_28_x86_64.whl")
@@ -28,14 +31,14 @@ def test_the_torch_data_is_what_the_generator_makes_from_the_installed_torch():
     gen = _generator()
     made = gen.torch_kernels(gen.default_torch_yaml())
     assert made["version"] == torch.__version__.split("+")[0] == DATA.torch_version
-    assert json.loads(gen.dumps(made)) == kernels.load(kernels.TORCH_DATA)
+    assert json.loads(gen.dumps(made)) == load(TORCH_KERNELS)
 
 
 @pytest.mark.skipif(not NPU_WHEEL.exists(), reason="the torch_npu wheel is not here (pip download torch-npu==2.14.0)")
 def test_the_npu_data_is_what_the_generator_makes_from_the_wheel():
     made = _generator().npu_kernels(NPU_WHEEL)
-    assert made["version"] == DATA.npu_version == "2.14.0"
-    assert made == kernels.load(kernels.NPU_DATA)
+    assert made["version"] == DATA.own["NPU"].version == "2.14.0"
+    assert made == load(targets.get("npu").kernels.own_data)
 
 
 def test_cpu_verdicts_match_the_kernels_this_torch_registered():
@@ -65,6 +68,23 @@ def test_xpu_is_unknown_where_torch_does_not_list_it_never_guessed():
     assert DATA.support("addmm", "XPU").supported is True  # torch lists XPU for addmm
     assert DATA.support("relu", "XPU").supported is None  # its XPU kernel lives in torch-xpu-ops
     assert DATA.support("linear", "XPU").supported is True  # composite
+
+
+def test_a_target_of_another_package_brings_kernel_data_of_its_own(tmp_path, monkeypatch):
+    """A vendor's target names a file of its own package's data/ folder (made as gen_kernels makes
+    torch_npu's): its kernels and operators are judged as torch_npu's are."""
+    (tmp_path / "foo_runtime" / "data").mkdir(parents=True)
+    (tmp_path / "foo_runtime" / "__init__.py").write_text("")
+    mine = {"package": "foo_runtime", "version": "0.1", "kernels": ["addmm"], "custom": ["foo_fused.default"]}
+    (tmp_path / "foo_runtime" / "data" / "kernels-foo_runtime-0.1.json").write_text(json.dumps(mine))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    foo = Kernels("FOO", own_data="kernels-foo_runtime-0.1.json", data_package="foo_runtime", namespace="foo")
+    data = kernels.of([foo, targets.get("mps").kernels])
+    assert data.support("addmm", "FOO") == kernels.Support(True, "foo_runtime 0.1 kernel")
+    assert data.support("_linalg_eigh", "FOO") == kernels.Support(False, "not in foo_runtime 0.1's kernels")
+    assert data.support("linear", "FOO").how == "composite"
+    assert data.custom_support("foo", "foo_fused", "FOO").supported is True
+    assert data.custom_support("foo", "foo_fused", "MPS") == kernels.Support(False, "a foo_runtime operator: exists only on the FOO")
 
 
 def test_structured_ops_inherit_their_delegate_and_ufunc_loops_give_cpu_and_cuda():

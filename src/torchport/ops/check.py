@@ -4,7 +4,8 @@ Verdicts, worst first:
   missing   no kernel on the target for any overload the call can be
   dtype     a kernel exists, but an input's element type cannot live on the target (float64 on MPS)
   partial   some of the overloads the call can be have no kernel (the source named only the op)
-  unknown   the data cannot say (not an aten op; XPU kernels outside torch's own list)
+  unknown   the data cannot say (not an aten op; XPU kernels outside torch's own list; a target
+            that names no kernel data, where only composite ops can be judged)
   internal  no kernel, but every recorded call was made inside an op the target runs with a kernel
             of its own (aten::cudnn_convolution inside aten::_convolution, recorded on CUDA, on
             the NPU, which has its own _convolution): the target never makes that call
@@ -17,13 +18,13 @@ and "why" says which backends lack it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from torchport import targets
-from torchport.ops import dtypes
-from torchport.ops.kernels import NPU, KernelData, Support
+from torchport.ops.kernels import KernelData, Support
 from torchport.ops.opset import OpRecord
+from torchport.targets.kernels import CUDA
 
 
 class Verdict(Enum):
@@ -43,13 +44,6 @@ class Verdict(Enum):
         return self in (Verdict.MISSING, Verdict.DTYPE, Verdict.PARTIAL)
 
 
-# What happens to an op that has no kernel, per backend.
-CONSEQUENCE = {
-    NPU: "torch_npu runs it on the CPU, with a warning (slow)",
-    "MPS": "it fails, or runs on the CPU with PYTORCH_ENABLE_MPS_FALLBACK=1 (slow)",
-}
-
-
 @dataclass(frozen=True)
 class Row:
     op: OpRecord
@@ -57,50 +51,67 @@ class Row:
     why: str
 
 
-def backends(target: str) -> list[str]:
-    """The dispatch keys code for `target` needs kernels on: its device's, or for a target whose
+@dataclass(frozen=True)
+class Backend:
+    """One backend code for a target needs kernels on: its dispatch key ('MPS', 'NPU', ...) and
+    the element types its device cannot hold at all (the target's `advice.dtype_limits`)."""
+
+    key: str
+    dtype_limits: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, target) -> "Backend":
+        """A target's kernels are listed under its `kernels.key`; a target that names no kernel
+        data under its device type's (as torch's keys are: "MPS" for "mps")."""
+        key = target.kernels.key if target.kernels is not None else target.device_type.upper()
+        return cls(key, target.advice.dtype_limits)
+
+
+def backends(target: str) -> list[Backend]:
+    """The backends code for `target` needs kernels on: its device's, or for a target whose
     device is known only at run time (accelerator), CUDA and every other target's."""
-    device = targets.get(target).device_type
-    if device:
-        return [device.upper()]
-    others = [t.device_type.upper() for t in targets.all_targets().values() if t.device_type]
-    return ["CUDA", *others]
+    chosen = targets.get(target)
+    if chosen.device_type:
+        return [Backend.of(chosen)]
+    others = [Backend.of(t) for t in targets.all_targets().values() if t.device_type]
+    return [Backend(CUDA.key), *others]
 
 
 def check(ops, target: str, data: KernelData) -> list[Row]:
     """A row per op, worst verdict first, then the most called."""
-    keys = backends(target)
-    rows = [_row(record, keys, data) for record in ops]
+    needed = backends(target)
+    rows = [_row(record, needed, data) for record in ops]
     return sorted(rows, key=lambda row: (row.verdict.severity, -row.op.count, row.op.name))
 
 
-def _row(record: OpRecord, keys: list[str], data: KernelData) -> Row:
-    judged = [(key, *judge(record, key, data)) for key in keys]
+def _row(record: OpRecord, needed: list[Backend], data: KernelData) -> Row:
+    judged = [(backend.key, *judge(record, backend, data)) for backend in needed]
     if len(judged) == 1:
         _, verdict, why = judged[0]
         return Row(record, verdict, why)
     worst = min(verdict.severity for _, verdict, _ in judged)
     verdict = list(Verdict)[worst]
     lacking = [f"{key}: {why}" for key, v, why in judged if v is not Verdict.OK]
-    return Row(record, verdict, "; ".join(lacking) or f"a kernel on each of {', '.join(keys)}")
+    return Row(record, verdict, "; ".join(lacking) or f"a kernel on each of {', '.join(b.key for b in needed)}")
 
 
-def judge(record: OpRecord, backend: str, data: KernelData) -> tuple[Verdict, str]:
-    """The verdict and why for one op on one backend (a dispatch key: 'MPS', 'NPU', ...)."""
+def judge(record: OpRecord, target: Backend, data: KernelData) -> tuple[Verdict, str]:
+    """The verdict and why for one op on one backend."""
+    backend = target.key
     if record.namespace != "aten":
         support = data.custom_support(record.namespace, record.packet, backend)
-        return _from_support(support, record, backend)
+        return _from_support(support, record, target)
     if not data.knows(record.packet):
         return Verdict.UNKNOWN, f"not an operator of torch {data.torch_version}"
     overloads = _overloads(record, data)
     answers = {name: data.support(name, backend) for name in overloads}
-    verdict, why = _combine(answers, backend)
+    verdict, why = _combine(answers, backend, data)
     if verdict is Verdict.MISSING or verdict is Verdict.PARTIAL:
         if _only_inside_own_kernels(record, backend, data):
             callers = ", ".join(sorted(record.callers))
             return Verdict.INTERNAL, f"called only inside {callers}, which {backend} runs with its own kernel; {why}"
         return verdict, why + _sole_backend_hint(overloads, data)
-    return _dtype_verdict(record, backend) or (verdict, why)
+    return _dtype_verdict(record, target) or (verdict, why)
 
 
 def _only_inside_own_kernels(record: OpRecord, backend: str, data: KernelData) -> bool:
@@ -127,13 +138,13 @@ def _overloads(record: OpRecord, data: KernelData) -> list[str]:
     return data.candidates(record.packet, arities)
 
 
-def _combine(answers: dict[str, Support], backend: str) -> tuple[Verdict, str]:
+def _combine(answers: dict[str, Support], backend: str, data: KernelData) -> tuple[Verdict, str]:
     lacking = [name for name, s in answers.items() if s.supported is False]
     unknown = [name for name, s in answers.items() if s.supported is None]
     having = [name for name, s in answers.items() if s.supported]
     if lacking and not having:
         why = answers[lacking[0]].how
-        consequence = CONSEQUENCE.get(backend)
+        consequence = data.without_kernel(backend)
         return Verdict.MISSING, f"{why}: {consequence}" if consequence else why
     if lacking:
         return Verdict.PARTIAL, f"{', '.join(lacking)}: no {backend} kernel; {', '.join(having)}: {answers[having[0]].how}"
@@ -142,17 +153,17 @@ def _combine(answers: dict[str, Support], backend: str) -> tuple[Verdict, str]:
     return Verdict.OK, ", ".join(sorted({s.how for s in answers.values()}))
 
 
-def _from_support(support: Support, record: OpRecord, backend: str) -> tuple[Verdict, str]:
+def _from_support(support: Support, record: OpRecord, target: Backend) -> tuple[Verdict, str]:
     if support.supported is None:
         return Verdict.UNKNOWN, support.how
     if not support.supported:
         return Verdict.MISSING, support.how
-    return _dtype_verdict(record, backend) or (Verdict.OK, support.how)
+    return _dtype_verdict(record, target) or (Verdict.OK, support.how)
 
 
-def _dtype_verdict(record: OpRecord, backend: str) -> tuple[Verdict, str] | None:
+def _dtype_verdict(record: OpRecord, target: Backend) -> tuple[Verdict, str] | None:
     for dtype in record.dtypes or []:
-        reason = dtypes.limit(backend, dtype)
+        reason = target.dtype_limits.get(dtype)
         if reason:
             return Verdict.DTYPE, f"{dtype}: {reason}"
     return None

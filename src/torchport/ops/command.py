@@ -142,6 +142,10 @@ def run_check(args: argparse.Namespace) -> int:
     if shown:
         print(report.table(shown))
     print(report.summary(rows, args.target))
+    target = targets.get(args.target)
+    if target.kernels is None and target.device_type is not None:
+        print(f"  (no kernel data for {target.name}: its target names none, and torch lists no "
+              f"{target.device_type.upper()} kernels; only composite ops, one kernel for every backend, are judged)")
     if args.csv:
         report.write_csv(args.csv, rows, args.target)
     return 1 if args.strict and any(row.verdict.is_problem for row in rows) else 0

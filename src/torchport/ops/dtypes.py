@@ -1,4 +1,4 @@
-"""Element types, spelt one way, and the ones a backend cannot hold at all.
+"""Element types, spelt one way (what a device cannot hold is the target's: `Advice.dtype_limits`).
 
 The profiler spells types as C++ does ("float", "c10::Half", "long int"); torch as "torch.float32".
 ops.json uses torch's names without the prefix, so a trace and a capture of the same run agree.
@@ -29,16 +29,6 @@ CPP_NAMES = {
     "c10::complex<double>": "complex128",
 }
 
-# backend -> element type -> why it cannot be used there. Only limits of the backend as a whole
-# belong here (a dtype one kernel lacks is not knowable from the kernel lists).
-UNSUPPORTED = {
-    "MPS": {
-        "float64": "the MPS framework has no float64 (torch: \"Cannot convert a MPS Tensor to float64 "
-        "dtype as the MPS framework doesn't support float64\"); use float32",
-        "complex128": "the MPS framework has no float64, so no complex128; use complex64",
-    },
-}
-
 
 def from_cpp(name: str) -> str | None:
     """The torch name of a profiler "Input type", or None for what is not a tensor's element type
@@ -50,7 +40,3 @@ def from_torch(dtype: object) -> str:
     """'torch.float32' -> 'float32'."""
     return str(dtype).removeprefix("torch.")
 
-
-def limit(backend: str, dtype: str) -> str | None:
-    """Why `backend` cannot hold `dtype` at all, or None."""
-    return UNSUPPORTED.get(backend, {}).get(dtype)

@@ -2,34 +2,26 @@
 
 The data (tools/gen_kernels.py, committed under torchport/targets/data/) is read without
 importing torch. A backend supports an overload when
-  - torch_npu registers it (NPU only);
+  - the target's own package registers it (torch_npu: the target's `Kernels.own_data`);
   - it is composite (CompositeImplicitAutograd or CompositeExplicitAutograd[NonFunctional]): one
     kernel serves every backend, the ops it calls are recorded and checked on their own;
   - it inherits (structured_delegate, autogen) from an overload the backend supports;
   - its `dispatch:` section names the backend's key.
-XPU is the exception: torch 2.13 names only a few XPU kernels in native_functions.yaml, the rest
-are registered by intel/torch-xpu-ops, which these data do not hold. For an op that neither
-composite nor listed for XPU the answer is None (unknown), never a guess.
+What the targets say of their kernels (targets/kernels.py) decides the rest: a backend whose
+kernels torch lists only in part (XPU: intel/torch-xpu-ops registers the rest), or one no data
+lists (a target that names no kernel data), gets None (unknown) where the data cannot say,
+never a guess.
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from importlib import resources
 
-TORCH_DATA = "kernels-torch-2.13.0.json"
-NPU_DATA = "kernels-torch_npu-2.14.0.json"
-NPU = "NPU"
-XPU = "XPU"
-LISTED_ONLY_IN_PART = {XPU}  # backends whose kernels are mostly outside these data
-
-
-@lru_cache(maxsize=None)
-def load(filename: str) -> dict:
-    return json.loads(resources.files("torchport.targets").joinpath("data", filename).read_text(encoding="utf-8"))
+from torchport import targets
+from torchport.targets.kernels import CUDA, Kernels
+from torchport.targets.surface import TORCH_KERNELS, load
 
 
 @dataclass(frozen=True)
@@ -40,18 +32,39 @@ class Support:
     how: str
 
 
+@dataclass(frozen=True)
+class OwnKernels:
+    """What a target's own package registers beside torch's kernels (torch_npu's data)."""
+
+    package: str  # "torch_npu"
+    version: str
+    kernels: frozenset[str]  # the aten overloads it has kernels for
+    custom: frozenset[str]  # its own operators, in the target's `Kernels.namespace`
+    namespace: str | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.package} {self.version}"
+
+    @classmethod
+    def read(cls, data: dict, namespace: str | None) -> "OwnKernels":
+        return cls(data["package"], data["version"], frozenset(data["kernels"]), frozenset(data["custom"]), namespace)
+
+
 class KernelData:
-    def __init__(self, torch_data: dict, npu_data: dict):
+    def __init__(self, torch_data: dict, backends: dict[str, Kernels] | None = None,
+                 own: dict[str, OwnKernels] | None = None):
+        """`backends`: dispatch key -> what its target says of its kernels; `own`: dispatch key ->
+        the kernels its target's own package registers."""
         self.torch_version = torch_data["version"]
-        self.npu_version = npu_data["version"]
         self.implicit = frozenset(torch_data["composite_implicit"])
         self.explicit = frozenset(torch_data["composite_explicit"])
         self.inherits: dict[str, str] = torch_data["inherits"]
         self.kernels: dict[str, list[str]] = torch_data["kernels"]
         self.arity: dict[str, int] = torch_data["arity"]
         self.out_variants = frozenset(torch_data["out_variants"])
-        self.npu = frozenset(npu_data["kernels"])
-        self.npu_custom = frozenset(npu_data["custom"])
+        self.backends = dict(backends or {})
+        self.own = dict(own or {})
 
     @cached_property
     def _overloads(self) -> dict[str, list[str]]:
@@ -112,8 +125,9 @@ class KernelData:
 
     def _own(self, overload: str, backend: str) -> bool:
         seen = set()
+        own = self.own.get(backend)
         while True:
-            if backend == NPU and overload in self.npu:
+            if own is not None and overload in own.kernels:
                 return True
             if overload not in self.inherits or overload in seen:
                 return backend in self.kernels.get(overload, [])
@@ -127,9 +141,10 @@ class KernelData:
     def support(self, overload: str, backend: str) -> Support:
         """Whether `backend` ('CPU', 'CUDA', 'MPS', 'XPU', 'NPU') runs aten overload `overload`."""
         seen = []
+        own = self.own.get(backend)
         while True:
-            if backend == NPU and overload in self.npu:
-                return Support(True, f"torch_npu {self.npu_version} kernel")
+            if own is not None and overload in own.kernels:
+                return Support(True, f"{own.label} kernel")
             if overload in self.implicit or overload in self.explicit:
                 return Support(True, "composite")
             if overload in self.inherits and overload not in seen:
@@ -143,21 +158,39 @@ class KernelData:
             return Support(None, f"not an operator of torch {self.torch_version}")
         if backend in self.kernels[overload]:
             return Support(True, f"{backend} kernel")
-        if backend == NPU:
-            return Support(False, f"not in torch_npu {self.npu_version}'s kernels")
-        if backend in LISTED_ONLY_IN_PART and self.kernels[overload]:
-            return Support(None, f"{backend} kernels are registered by intel/torch-xpu-ops, not in these data")
+        if backend in self.own:
+            return Support(False, f"not in {self.own[backend].label}'s kernels")
+        if backend not in self.backends:
+            return Support(None, f"no kernel data for {backend}: torch {self.torch_version} lists none, "
+                                 "and its target names none of its own")
+        elsewhere = self.backends[backend].listed_elsewhere
+        if elsewhere and self.kernels[overload]:
+            return Support(None, f"{backend} kernels are registered by {elsewhere}, not in these data")
         return Support(False, f"no {backend} kernel in torch {self.torch_version}")
 
     def custom_support(self, namespace: str, packet: str, backend: str) -> Support:
-        """torch_npu's own operators (npu::npu_fusion_attention) exist only on the NPU."""
-        if namespace == "npu" and (packet in self.npu_custom or any(n.split(".")[0] == packet for n in self.npu_custom)):
-            if backend == NPU:
-                return Support(True, f"torch_npu {self.npu_version} operator")
-            return Support(False, "a torch_npu operator: exists only on the NPU")
-        return Support(None, f"not an aten or torch_npu operator ({namespace}::)")
+        """A package's own operators (npu::npu_fusion_attention) exist only on its target's device."""
+        for key, own in self.own.items():
+            if namespace == own.namespace and (packet in own.custom or any(n.split(".")[0] == packet for n in own.custom)):
+                if backend == key:
+                    return Support(True, f"{own.label} operator")
+                return Support(False, f"a {own.package} operator: exists only on the {key}")
+        packages = "".join(f" or {own.package}" for own in self.own.values() if own.namespace)
+        return Support(None, f"not an aten{packages} operator ({namespace}::)")
+
+    def without_kernel(self, backend: str) -> str:
+        """What happens to an op `backend` has no kernel for ("" where its target does not say)."""
+        kernels = self.backends.get(backend)
+        return kernels.without_kernel if kernels is not None else ""
 
 
 @lru_cache(maxsize=None)
 def default() -> KernelData:
-    return KernelData(load(TORCH_DATA), load(NPU_DATA))
+    """torch's kernel data, with what every target (and CUDA, where the code comes from) says of its own."""
+    return of([CUDA, *(t.kernels for t in targets.all_targets().values() if t.kernels is not None)])
+
+
+def of(listed: list[Kernels]) -> KernelData:
+    """torch's kernel data, with what these backends say of theirs (and the data they name)."""
+    own = {k.key: OwnKernels.read(load(k.own_data, k.data_package), k.namespace) for k in listed if k.own_data}
+    return KernelData(load(TORCH_KERNELS), {k.key: k for k in listed}, own)

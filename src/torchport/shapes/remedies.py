@@ -1,7 +1,8 @@
 """What to do about a dynamic shape, per target: the report's Remedy column and the summary's advice.
 
-- NPU: one line of configuration, `set_compile_mode(jit_compile=False)`: binary (precompiled)
-  kernels, which are not compiled again for each new shape (Ascend's advice, torch_npu.md §3.1).
+- Each target with a remedy of its own (its `advice.varying_shapes`): the NPU's is one line of
+  configuration that makes torch_npu use binary (precompiled) kernels, not compiled again for
+  each new shape.
 - torch.compile: `torch._dynamo.mark_dynamic(t, dim)` for each dim found to vary, so that one
   graph with a symbolic size serves them all.
 - The data itself: `torchport.shapes.pad_to_buckets`, a collate function that pads the varying
@@ -14,7 +15,6 @@ import math
 
 from torchport.shapes.sites import OUT, Site, VaryingDim, varying_dims
 
-NPU = "torch_npu.npu.set_compile_mode(jit_compile=False)"
 BUCKETS = "torchport.shapes.pad_to_buckets"
 
 
@@ -28,7 +28,7 @@ def suggest_buckets(low: int, high: int, most: int = 4) -> list[int]:
 def row_remedy(site: Site, varying: list[VaryingDim], is_batch: bool) -> str:
     """The Remedy column of one dynamic site."""
     marks = _marks(site, varying, is_batch)
-    parts = [f"npu: {NPU}"]
+    parts = [f"{name}: {advice.varying_shapes}" for name, advice in _advice() if advice.varying_shapes]
     if marks:
         parts.append("torch.compile: " + "; ".join(marks))
     if is_batch:
@@ -42,7 +42,8 @@ def row_remedy(site: Site, varying: list[VaryingDim], is_batch: bool) -> str:
 
 def advice(dynamic: list[Site], batch: Site | None) -> list[str]:
     """The summary's lines of advice, one per target."""
-    lines = [f"  npu            {NPU}   (once, before the loop: precompiled kernels, no compiling per shape)"]
+    lines = [f"  {name:<15}{advice.varying_shapes}   ({advice.varying_shapes_effect})"
+             for name, advice in _advice() if advice.varying_shapes]
     batch_dims = varying_dims(batch) if batch is not None and batch.dynamic else []
     if batch_dims:
         marks = _marks(batch, batch_dims, True)
@@ -60,6 +61,19 @@ def advice(dynamic: list[Site], batch: Site | None) -> list[str]:
                      "for the dims listed in the report's Varying Dims")
         lines.append(f"  data           pad the varying dims to a few sizes ({BUCKETS} does it in a DataLoader)")
     return lines
+
+
+def fixed_shapes() -> str:
+    """What the summary adds when no shape varies: what the targets advise then ("" when none says)."""
+    said = "; ".join(advice.fixed_shapes for _, advice in _advice() if advice.fixed_shapes)
+    return f" (fixed shapes: {said})" if said else ""
+
+
+def _advice() -> list:
+    """(name, Advice) of each target, in the order targets are listed."""
+    from torchport import targets  # (only when a report is made: the detector's import stays light)
+
+    return [(name, target.advice) for name, target in targets.all_targets().items()]
 
 
 def _marks(site: Site, varying: list[VaryingDim], is_batch: bool) -> list[str]:

@@ -10,7 +10,7 @@ distinct (input, output) signatures, the steps the site was seen in, Dynamic (ye
 from __future__ import annotations
 
 from torchport.report.csv_table import write_table
-from torchport.shapes.remedies import advice, row_remedy
+from torchport.shapes.remedies import advice, fixed_shapes, row_remedy
 from torchport.shapes.sites import BATCH, IN, OUT, Site, shape_range, varying_dims
 
 ASCEND_COLUMNS = ["Function Name", "File Path", "Line Number", "Call Stack", "Input Shape Range",
@@ -46,7 +46,7 @@ def summary(sites: list[Site], steps: int, report_path: str | None) -> str:
     head = (f"torchport shapes: {steps} step{'s' if steps != 1 else ''}, {len(seen)} call sites, "
             f"{len(dynamic)} dynamic{where}")
     if not dynamic:
-        tail = (" (fixed shapes: on an NPU keep jit_compile=True, its fused kernels are faster)"
+        tail = (fixed_shapes()
                 if steps > 1 else " (one step or none: nothing to compare)")
         return head + tail
     lines = [head]

@@ -1,15 +1,16 @@
 """What to tell a user about speed and precision on a target, as data the advice rules read.
 
 `Advice` holds the per-target facts (AMP is effectively required on the NPU's matrix units, MPS
-has no float64, ...). `Affinity` rows name a faster API a target has for something a script does:
-a torch optimizer that has a fused twin in `torchport.optim`, a hand-written attention that
-`scaled_dot_product_attention` computes in one kernel, a fused NPU op from torch_npu. The rules
-in migrate/rules/affinity.py match them in the same pass as the migration rules.
+has no float64, what to do when shapes vary between steps, ...). `Affinity` rows name a faster
+API a target has for something a script does: a torch optimizer that has a fused twin in
+`torchport.optim`, a hand-written attention that `scaled_dot_product_attention` computes in one
+kernel, a fused NPU op from torch_npu. The rules in migrate/rules/affinity.py match them in the
+same pass as the migration rules.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 OPTIMIZER = "optimizer"
 FUNCTION = "function"
@@ -28,11 +29,25 @@ class Affinity:
 @dataclass(frozen=True)
 class Advice:
     needs_amp: bool = False  # fp32 training leaves the matrix units mostly idle
-    no_float64: bool = False  # the device has no float64 at all
+    # element type -> why the device cannot hold it at all (a limit of the device as a whole:
+    # a dtype one kernel lacks is not knowable from the kernel lists)
+    dtype_limits: dict[str, str] = field(default_factory=dict)
     has_device: bool = True  # False on the CPU: copies, launchers and queues have nothing to do
     launch_env: tuple[str, ...] = ()  # environment switches the target's guide recommends
-    varying_shapes: str = ""  # the remedy when input shapes change between steps
+    varying_shapes: str = ""  # the remedy (a call) when input shapes change between steps
+    varying_shapes_effect: str = ""  # where it goes and what it does, for `torchport shapes`
+    fixed_shapes: str = ""  # what to keep when the shapes do not vary
     affinity: tuple[Affinity, ...] = ()
+
+    @property
+    def no_float64(self) -> bool:
+        """Whether the device has no float64 at all."""
+        return "float64" in self.dtype_limits
+
+    @property
+    def varying_shapes_api(self) -> str:
+        """The name of the function the remedy calls (`set_compile_mode`): a file that names it has it."""
+        return self.varying_shapes.split("(", 1)[0].rsplit(".", 1)[-1]
 
 
 _FUSED = {
@@ -83,6 +98,9 @@ def common(**facts) -> Advice:
 NPU = Advice(
     needs_amp=True,
     launch_env=("TASK_QUEUE_ENABLE=1",),
+    # binary (precompiled) kernels, not compiled again for each new shape (Ascend's advice, torch_npu.md §3.1)
     varying_shapes="torch_npu.npu.set_compile_mode(jit_compile=False)",
+    varying_shapes_effect="once, before the loop: precompiled kernels, no compiling per shape",
+    fixed_shapes="on an NPU keep jit_compile=True, its fused kernels are faster",
     affinity=NPU_OPTIMIZERS + NPU_FUSED,
 )

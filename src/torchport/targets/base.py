@@ -18,6 +18,7 @@ from torchport.apis.amp import AMP_PREFIX, AUTOCAST, TAKES_DEVICE_TYPE, TORCH_AM
 from torchport.apis.cuda_module import DEVICE_MODULE
 from torchport.targets.advice import Advice, common
 from torchport.targets import fallbacks
+from torchport.targets.kernels import Kernels
 from torchport.targets.verdict import Kind, Verdict, adapted, same, unsupported
 
 # The Target fields that hold Python source (an expression written into migrated files and
@@ -138,6 +139,8 @@ class Target:
     auto: bool = False  # whether `--target auto` may pick it (the CPU is auto's last resort)
     overrides: dict[str, Verdict] = field(default_factory=dict)
     advice: Advice = field(default_factory=common)  # speed and precision facts (advice.py)
+    # -- what `ops check` reads (kernels.py) --
+    kernels: Kernels | None = None  # where its kernels are listed; None: in no data torchport holds
 
     def __post_init__(self) -> None:
         """A target without surface data would make every API a no-op or unsupported, silently;

@@ -1,6 +1,6 @@
 """List the targets, or the verdict on every torch.cuda API for one target.
 
-  torchport targets                       one line per target
+  torchport targets                       one line per target (those of other packages say which)
   torchport targets --target npu          every torch.cuda API and what it becomes on the NPU
   torchport targets --target cpu --kind unsupported
 """
@@ -24,7 +24,9 @@ def main(args: argparse.Namespace) -> int:
     if args.target is None:
         for target in targets.all_targets().values():
             counts = ", ".join(f"{n} {kind}" for kind, n in target.counts(apis).items())
-            print(f"{target.name:<12} {target.summary}\n{'':<12} {len(apis)} torch.cuda APIs: {counts}")
+            origin = targets.origin(target.name)
+            summary = f"{target.summary} (from {origin})" if origin else target.summary
+            print(f"{target.name:<12} {summary}\n{'':<12} {len(apis)} torch.cuda APIs: {counts}")
         return 0
     target = targets.get(args.target)
     for verdict in target.verdicts(apis).values():

@@ -2,6 +2,7 @@
 
 from torchport.targets.advice import common
 from torchport.targets.base import Target
+from torchport.targets.kernels import Kernels
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.apis.legacy_types import legacy_tensor_types
 from torchport.targets.fallbacks import HOST_EVENT, host_event_class
@@ -36,6 +37,7 @@ TARGET = Target(
         HOST_EVENT: host_event_class(),
     },
     host_timing=True,
+    kernels=Kernels("CPU"),
     overrides={
         # torch.cpu has these, but they do nothing: a migrated script is cleaner without them.
         "torch.cuda.synchronize": noop("torch.cuda.synchronize", "CPU work is synchronous"),

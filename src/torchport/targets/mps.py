@@ -2,13 +2,21 @@
 
 from torchport.targets.advice import common
 from torchport.targets.base import Target
+from torchport.targets.kernels import Kernels
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import same
+
+# element type -> why the device cannot hold it (the MPS framework has no 64-bit floats)
+DTYPE_LIMITS = {
+    "float64": "the MPS framework has no float64 (torch: \"Cannot convert a MPS Tensor to float64 "
+    "dtype as the MPS framework doesn't support float64\"); use float32",
+    "complex128": "the MPS framework has no float64, so no complex128; use complex64",
+}
 
 TARGET = Target(
     name="mps",
     rank=3,
-    advice=common(no_float64=True),
+    advice=common(dtype_limits=DTYPE_LIMITS),
     auto=True,
     summary="Apple GPU (torch.mps): a single device; distributed code falls back to gloo",
     device_module="torch.mps",
@@ -23,4 +31,5 @@ TARGET = Target(
             "torch.cuda.memory_allocated", "torch.mps.current_allocated_memory"
         ),
     },
+    kernels=Kernels("MPS", without_kernel="it fails, or runs on the CPU with PYTORCH_ENABLE_MPS_FALLBACK=1 (slow)"),
 )

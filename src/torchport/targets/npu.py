@@ -2,7 +2,10 @@
 
 from torchport.targets import advice
 from torchport.targets.base import Target
+from torchport.targets.kernels import Kernels
 from torchport.targets.surface import NPU_SURFACE, names, version
+
+NPU_KERNELS = "kernels-torch_npu-2.14.0.json"  # the kernels torch_npu registers (tools/gen_kernels.py npu)
 
 TARGET = Target(
     name="npu",
@@ -25,4 +28,6 @@ TARGET = Target(
     profiler_module="torch_npu.profiler",
     profiler_names=names(NPU_SURFACE, "torch_npu.profiler"),
     profiler_activity="NPU",
+    kernels=Kernels("NPU", own_data=NPU_KERNELS, namespace="npu",
+                    without_kernel="torch_npu runs it on the CPU, with a warning (slow)"),
 )

@@ -1,6 +1,7 @@
 """Intel GPUs through upstream torch.xpu (surface read from torch 2.13)."""
 
 from torchport.targets.base import Target
+from torchport.targets.kernels import Kernels
 from torchport.targets.surface import TORCH_SURFACE, names, version
 
 TARGET = Target(
@@ -16,4 +17,6 @@ TARGET = Target(
     dist_backend='"xccl"',
     visible_devices_env="ZE_AFFINITY_MASK",
     profiler_activity="XPU",
+    # torch 2.13 names only a few XPU kernels in native_functions.yaml: intel/torch-xpu-ops registers the rest
+    kernels=Kernels("XPU", listed_elsewhere="intel/torch-xpu-ops"),
 )

@@ -230,7 +230,7 @@ class LaunchEnvironmentAdvice(_TrainingStepRule):
                 self.report(self.first_backward, Operation.PERFORMANCE,
                             f"set {setting} in the launch environment, as {self.target.name}'s guide recommends",
                             api=setting.split("=")[0])
-        if advice.varying_shapes and b"set_compile_mode" not in said:
+        if advice.varying_shapes and advice.varying_shapes_api.encode() not in said:
             self.report(self.first_backward, Operation.PERFORMANCE,
                         f"if input shapes vary between steps (torchport shapes finds out), call {advice.varying_shapes}",
-                        api="set_compile_mode")
+                        api=advice.varying_shapes_api)
