@@ -19,7 +19,6 @@ DEVICE_TYPE = re.compile(r"(cpu|mps|npu|xpu)(:\d+)?")
 # The same spelling with another meaning: (file, literal) -> what it names.
 NOT_DEVICE_TYPES = {
     ("shapes/names.py", "cpu"): "the Tensor.cpu method, in Ascend's list of calls a shape report skips",
-    ("ops/kernels.py", "npu"): "torch_npu's operator namespace (npu::npu_fusion_attention)",
 }
 AMP_DEVICE_TYPE_NAMES = {"autocast", "GradScaler", "custom_fwd", "custom_bwd"}
 PROCESS_GROUP_NAMES = {"init_process_group", "new_group"}
