@@ -19,7 +19,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from torchport.migrate.names import AST_PARSE_ERRORS
-from torchport.migrate.rules.base import source_of
+from torchport.migrate.rules.base.nodes import source_of
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

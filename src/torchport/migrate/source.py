@@ -21,9 +21,11 @@ from torchport.migrate.mentions import Mentions
 from torchport.findings import Finding, Operation
 from torchport.migrate.names import AST_PARSE_ERRORS, ImportTable
 from torchport.migrate.rules import RULES
-from torchport.migrate.rules.base import (
-    ApplyFixes, FileContext, NameAnalysisError, Rule, RulesPass, TokenRule, source_of,
-)
+from torchport.migrate.rules.base.context import FileContext, NameAnalysisError
+from torchport.migrate.rules.base.fixes import ApplyFixes
+from torchport.migrate.rules.base.nodes import source_of
+from torchport.migrate.rules.base.rule import Rule, TokenRule
+from torchport.migrate.rules.base.rules_pass import RulesPass
 from torchport import targets
 from torchport.syntax import syntax_problem
 from torchport.targets import Target

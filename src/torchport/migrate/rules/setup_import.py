@@ -8,7 +8,8 @@ import libcst as cst
 
 from torchport import targets
 from torchport.migrate import imports  # (a module: it imports the rules' base in turn)
-from torchport.migrate.rules.base import Rule, dotted_name
+from torchport.migrate.rules.base.nodes import dotted_name
+from torchport.migrate.rules.base.rule import Rule
 
 
 def _device_module_pattern(device_module: str) -> bytes:
@@ -30,10 +31,15 @@ class SetupImportRule(Rule):
     as GPU2Ascend's "insert ahead" rule has it.)"""
 
     code = "TP022"
+    order = 240
     mentions = b"|".join(
         _device_module_pattern(t.device_module) for t in map(targets.get, targets.names()) if t.setup_import
     )
     title = "the device module's setup import"
+    readme = """npu: a file that uses `torch.npu` (`import torch.npu`, `from torch.npu import amp`) without importing
+    `torch_npu` (code partly ported by hand) gets `import torch_npu` before its first import of `torch.npu`,
+    else after `import torch`"""
+    sample = "import os\nfrom torch.npu import amp\n"
 
     @classmethod
     def applies_to(cls, target) -> bool:
