@@ -70,7 +70,9 @@ MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
 # Where `x.cuda(d)` or `torch.cuda.device(d)` has a `d`, a target with a device function needs to
 # know which names hold a device.
 MENTIONS_DEVICE_ARGUMENT = re.compile(rb"\bcuda(?:\.device)?\(\s*[^)\s]")
-IMPORT_CODE = "TP000"
+IMPORT_CODE = "TP000"  # the import tidying after the rules (_tidy_imports); its row in the README's table:
+IMPORT_README = """imports: what the new code uses is imported (`torch_npu`, `functools`, ...) where isort puts
+it (its section of the first block of imports, in order), CUDA imports no longer used go"""
 
 
 @dataclass

@@ -37,4 +37,4 @@ def _check(rules: list[type[Rule]]) -> None:
         counts = Counter(map(key, rules))
         shared = sorted(f"{rule.__name__} ({key(rule)})" for rule in rules if counts[key(rule)] > 1)
         if shared:
-            raise ValueError(f"rules sharing a {what}: {', '.join(shared)}")
+            raise ValueError(f"rules with the same {what}: {', '.join(shared)}")
