@@ -30,6 +30,7 @@ from torchport.targets.fallbacks import legacy_tensor_types
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
 
+ORDER = 20  # after patch_devices, before patch_compilers (session.py installs the families lowest first)
 _PROBES = ("is_available", "device_count")  # answered for the script, truthfully for libraries
 
 

@@ -24,6 +24,8 @@ from torchport.runtime.proxies import class_proxy
 from torchport.targets import device_apis
 from torchport.targets.verdict import Kind, Verdict
 
+ORDER = 10  # installed first (session.py installs the families lowest first): it captures the original torch.device
+
 
 def install(session) -> None:
     import torch

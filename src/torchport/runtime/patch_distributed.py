@@ -16,6 +16,8 @@ import warnings
 from torchport.targets.device_apis import CUDA_DIST_BACKEND
 from torchport.targets.verdict import Kind, Verdict
 
+ORDER = 40  # after patch_devices, before patch_compilers (session.py installs the families lowest first)
+
 
 def install(session) -> None:
     import torch

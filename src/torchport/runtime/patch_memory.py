@@ -15,6 +15,8 @@ import os
 from torchport.targets.device_apis import CUDA_VISIBLE_DEVICES
 from torchport.targets.verdict import Kind, Verdict
 
+ORDER = 50  # after patch_devices, before patch_compilers (session.py installs the families lowest first)
+
 
 def install(session) -> None:
     import torch

@@ -12,6 +12,7 @@ import functools
 
 from torchport.targets.verdict import Kind, Verdict
 
+ORDER = 60  # after patch_devices, before patch_compilers (session.py installs the families lowest first)
 RECORD = Verdict("torch.Tensor.record_stream", Kind.NOOP, None, "on a CPU tensor: CPU tensors have no stream allocator")
 CONVERT = Verdict("torch.nn.SyncBatchNorm.convert_sync_batchnorm", Kind.NOOP, None,
                   "the module keeps its BatchNorm layers: SyncBatchNorm needs a GPU-like device")
