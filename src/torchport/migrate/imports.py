@@ -68,13 +68,6 @@ def binds(module: cst.Module, name: str) -> bool:
     ) is not None
 
 
-def has_import(module: cst.Module, name: str) -> bool:
-    """Whether a top-level `import name` exists."""
-    return _top_level_import_index(
-        module, lambda s: isinstance(s, cst.Import) and any(source_of(a.name) == name for a in s.names)
-    ) is not None
-
-
 def insert_after_torch_import(module: cst.Module, name: str) -> cst.Module:
     """`import name` (a package that extends torch, such as torch_npu) with the other packages'
     imports where torch's are among them, else right after the first top-level torch import

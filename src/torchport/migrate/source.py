@@ -26,6 +26,7 @@ from torchport.migrate.rules.base.fixes import ApplyFixes
 from torchport.migrate.rules.base.nodes import source_of
 from torchport.migrate.rules.base.rule import Rule, TokenRule
 from torchport.migrate.rules.base.rules_pass import RulesPass
+from torchport.migrate.rules.setup_import import missing_setup_import
 from torchport import targets
 from torchport.syntax import syntax_problem
 from torchport.targets import Target
@@ -299,7 +300,9 @@ def _migrate_in_pieces(source: bytes, target: Target, path: str, reading: Readin
     unterminated = not text.endswith(("\n", "\r"))  # (LibCST drops the newline it would print there)
     lines = pieces.split_lines(text + newline if unterminated else text)
     indent = pieces.default_indent(lines, top)
-    shared = FileContext(target=target, path=path, file_imports=_file_imports(lines, top))  # (what the pieces add up to)
+    shared = FileContext(  # (what the pieces add up to)
+        target=target, path=path, file_imports=_file_imports(lines, top), whole_source=reading.whole,
+    )
     skeleton = pieces.Skeleton(newline, target.definitions, target.guard)
     findings, cuda_imports, codes, changed = [], [], [], False
     for piece in pieces.plan(top, source, len(lines), pieces.MIGRATE_PIECE_BYTES):
@@ -526,7 +529,7 @@ def _tidy_imports(
         module = imports.add(module, wanted)
         first = f"import {wanted[0]}"
         rows.append((Operation.INSERT, f"import what the new code uses: {', '.join(wanted)}", first.__eq__, False))
-    if target.setup_import and not imports.has_import(module, target.setup_import):
+    if missing_setup_import(context, wanted):  # (else the script, TP022 or the new code's imports have it)
         module = imports.insert_after_torch_import(module, target.setup_import)
         rows.append((Operation.INSERT, f"insert import {target.setup_import}", f"import {target.setup_import}".__eq__, False))
     needed = [name for name in target.definitions if name in context.needed_definitions]
