@@ -10,7 +10,8 @@ from torchport import targets
 from torchport.migrate import imports
 from torchport.migrate.names import ImportTable
 from torchport.migrate.rules import RULES
-from torchport.migrate.rules.base import FileContext, RulesPass
+from torchport.migrate.rules.base.context import FileContext
+from torchport.migrate.rules.base.rules_pass import RulesPass
 
 ADDED = [  # (a module, the module with `import time` and `import contextlib` added, as isort places them)
     ("x = 1\n", "import contextlib\nimport time\n\nx = 1\n"),

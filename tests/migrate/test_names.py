@@ -12,7 +12,8 @@ from torchport.migrate import migrate_source
 from torchport.migrate.lines import node_lines
 from torchport.migrate.names import ImportTable
 from torchport.migrate.rules import RULES
-from torchport.migrate.rules.base import FileContext, RulesPass
+from torchport.migrate.rules.base.context import FileContext
+from torchport.migrate.rules.base.rules_pass import RulesPass
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -18,6 +18,7 @@ from _trees import snapshot
 
 from torchport import targets
 from torchport.migrate import migrate_source
+from torchport.migrate.rules import RULES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TARGETS = targets.names()
@@ -25,7 +26,7 @@ REPORT = "torchport_report"
 CHANGE_COLUMNS = ["File", "Start Line", "End Line", "Operation Type", "Message", "Rule"]
 API_COLUMNS = ["File", "Start Line", "End Line", "OP", "Tips"]
 
-# Every rule has something to do here on at least one target (see test_rich_snippet_exercises_every_rule).
+# A file with something for most rules to do (each rule's own sample is declared on its class).
 RICH = '''\
 import os
 import time
@@ -487,19 +488,22 @@ def test_migrating_a_rich_file_again_changes_nothing(cli, tmp_path: Path, target
     assert summary(second)["changes"] == 0
 
 
-def test_rich_snippet_and_the_advice_fixture_exercise_every_rule() -> None:
-    from torchport.migrate.rules import RULES
-
-    used = set()
-    advice = sorted((Path(__file__).parents[1] / "analyze" / "fixture" / "project").glob("*.py"))
-    partly_ported = b"import os\nfrom torch.npu import amp\n"  # (torch.npu without torch_npu: TP022)
-    before_37 = b"import torch\nx = torch.zeros(1).cuda(async=True)\n"  # (TP024)
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
+def test_each_rules_own_sample_sets_it_off_and_migrates_once_for_all(rule) -> None:
+    """Every rule declares a sample (on its class: a new rule brings its own); migrated to each
+    target it compiles, the rule has something to say on at least one, and a second migration
+    changes nothing."""
+    said_on = []
     for name in TARGETS:
-        for snippet in [RICH.encode(), partly_ported, before_37, *(path.read_bytes() for path in advice)]:
-            result = migrate_source(snippet, targets.get(name), "train.py")
-            assert result.error is None
-            used |= {f.code for f in result.findings}
-    assert {rule.code for rule in RULES} <= used
+        target = targets.get(name)
+        first = migrate_source(rule.sample.encode(), target, "sample.py")
+        assert first.error is None, (name, first.error)
+        if any(f.code == rule.code for f in first.findings):
+            said_on.append(name)
+        second = migrate_source(first.source, target, "sample.py")
+        assert second.source == first.source, name
+        assert not [f for f in second.findings if f.operation.is_change], name
+    assert said_on, f"{rule.code}'s sample sets it off on no target"
 
 
 # --- exit statuses ------------------------------------------------------------------------

@@ -45,3 +45,25 @@ def test_a_cuda_file_that_also_uses_torch_npu_gets_one_import():
 
 def test_only_targets_with_a_setup_import_have_the_rule():
     assert [n for n in targets.names() if SetupImportRule.applies_to(targets.get(n))] == ["npu"]
+
+
+IMPORTED_ALREADY = [
+    "import torch_npu\n",
+    "from torch_npu.contrib import transfer_to_npu\n",
+    "import torch_npu.optim\n",
+    "try:\n    import torch_npu\nexcept ImportError:\n    pass\n",
+]
+
+
+@pytest.mark.parametrize("imported", [*IMPORTED_ALREADY, ""])
+@pytest.mark.parametrize("use", ["torch.npu.synchronize()\n", "x = torch.zeros(1).cuda()\n"])
+def test_one_answer_decides_whether_a_file_gets_the_setup_import_whichever_step_adds_it(imported, use):
+    """TP022 (a file that uses torch.npu) and the import tidying after the rules (a file migrated
+    for CUDA, TP000) ask the same question: a script that imports torch_npu in any form gets no
+    second import; one that does not gets exactly one."""
+    source = f"import torch\n{imported}{use}"
+    migrated, findings = _npu(source)
+    setup_lines = lambda text: text.splitlines().count("import torch_npu")  # noqa: E731
+    assert setup_lines(migrated) == setup_lines(imported) + (not imported)
+    rows = [f.code for f in findings if f.message.startswith(("insert import torch_npu", "import torch_npu"))]
+    assert rows == ([] if imported else ["TP022" if "npu" in use else "TP000"])

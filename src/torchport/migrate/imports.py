@@ -18,7 +18,7 @@ import sys
 import libcst as cst
 import libcst.matchers as m
 
-from torchport.migrate.rules.base import source_of
+from torchport.migrate.rules.base.nodes import source_of
 from torchport.pyast import AST_PARSE_ERRORS
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -65,13 +65,6 @@ def binds(module: cst.Module, name: str) -> bool:
         module,
         lambda s: isinstance(s, cst.Import)
         and any(a.asname is None and source_of(a.name).split(".")[0] == name for a in s.names),
-    ) is not None
-
-
-def has_import(module: cst.Module, name: str) -> bool:
-    """Whether a top-level `import name` exists."""
-    return _top_level_import_index(
-        module, lambda s: isinstance(s, cst.Import) and any(source_of(a.name) == name for a in s.names)
     ) is not None
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchport.migrate.rules.base import source_of
+from torchport.migrate.rules.base.nodes import source_of
 
 READ_WHOLE_BYTES = 1 << 20  # a file up to this size is read with one `ast` parse
 READ_PIECE_BYTES = 512 << 10  # else in pieces of about this size

@@ -21,9 +21,12 @@ from torchport.migrate.mentions import Mentions
 from torchport.findings import Finding, Operation
 from torchport.migrate.names import ImportTable
 from torchport.migrate.rules import RULES
-from torchport.migrate.rules.base import (
-    ApplyFixes, FileContext, NameAnalysisError, Rule, RulesPass, TokenRule, source_of,
-)
+from torchport.migrate.rules.base.context import FileContext, NameAnalysisError
+from torchport.migrate.rules.base.fixes import ApplyFixes
+from torchport.migrate.rules.base.nodes import source_of
+from torchport.migrate.rules.base.rule import Rule, TokenRule
+from torchport.migrate.rules.base.rules_pass import RulesPass
+from torchport.migrate.rules.setup_import import missing_setup_import
 from torchport import targets
 from torchport.pyast import AST_PARSE_ERRORS
 from torchport.syntax import syntax_problem
@@ -69,7 +72,9 @@ MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
 # Where `x.cuda(d)` or `torch.cuda.device(d)` has a `d`, a target with a device function needs to
 # know which names hold a device.
 MENTIONS_DEVICE_ARGUMENT = re.compile(rb"\bcuda(?:\.device)?\(\s*[^)\s]")
-IMPORT_CODE = "TP000"
+IMPORT_CODE = "TP000"  # the import tidying after the rules (_tidy_imports); its row in the README's table:
+IMPORT_README = """imports: what the new code uses is imported (`torch_npu`, `functools`, ...) where isort puts
+it (its section of the first block of imports, in order), CUDA imports no longer used go"""
 
 
 @dataclass
@@ -296,7 +301,9 @@ def _migrate_in_pieces(source: bytes, target: Target, path: str, reading: Readin
     unterminated = not text.endswith(("\n", "\r"))  # (LibCST drops the newline it would print there)
     lines = pieces.split_lines(text + newline if unterminated else text)
     indent = pieces.default_indent(lines, top)
-    shared = FileContext(target=target, path=path, file_imports=_file_imports(lines, top))  # (what the pieces add up to)
+    shared = FileContext(  # (what the pieces add up to)
+        target=target, path=path, file_imports=_file_imports(lines, top), whole_source=reading.whole,
+    )
     skeleton = pieces.Skeleton(newline, target.definitions, target.guard)
     findings, cuda_imports, codes, changed = [], [], [], False
     for piece in pieces.plan(top, source, len(lines), pieces.MIGRATE_PIECE_BYTES):
@@ -523,7 +530,7 @@ def _tidy_imports(
         module = imports.add(module, wanted)
         first = f"import {wanted[0]}"
         rows.append((Operation.INSERT, f"import what the new code uses: {', '.join(wanted)}", first.__eq__, False))
-    if target.setup_import and not imports.has_import(module, target.setup_import):
+    if missing_setup_import(context, wanted):  # (else the script, TP022 or the new code's imports have it)
         module = imports.insert_after_torch_import(module, target.setup_import)
         rows.append((Operation.INSERT, f"insert import {target.setup_import}", f"import {target.setup_import}".__eq__, False))
     needed = [name for name in target.definitions if name in context.needed_definitions]

@@ -15,6 +15,8 @@ from torchport.runtime.callers import top_package
 from torchport.runtime.patch_compilers import traced_as
 from torchport.targets.verdict import Kind, Verdict
 
+ORDER = 30  # after patch_devices, before patch_compilers (session.py installs the families lowest first)
+
 
 def install(session) -> None:
     import torch

@@ -36,6 +36,7 @@ from torchport.runtime.devices import cuda_index
 from torchport.runtime.patchbook import ABSENT
 from torchport.targets.verdict import Kind, Verdict
 
+ORDER = 1000  # installed last: it tells TorchScript what each replacement made before it stands for
 _SOURCE = re.compile(r'File "([^"]+)", line (\d+)')
 
 

@@ -32,6 +32,8 @@ from torchport.targets.devices import is_host
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
 
+ORDER = 20  # after patch_devices, before patch_compilers (session.py installs the families lowest first)
+
 
 def install(session) -> None:
     import torch.cuda.amp  # noqa: F401  (makes the submodule importable below)

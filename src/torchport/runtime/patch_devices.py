@@ -25,6 +25,8 @@ from torchport.runtime.proxies import class_proxy
 from torchport.targets.devices import HOST_DEVICE_TYPE, is_host
 from torchport.targets.verdict import Kind, Verdict
 
+ORDER = 10  # installed first (session.py installs the families lowest first): it captures the original torch.device
+
 
 def install(session) -> None:
     import torch

@@ -17,6 +17,8 @@ from torchport.apis.distributed import CUDA_DIST_BACKEND, PROCESS_GROUPS, ddp_de
 from torchport.targets.devices import is_host
 from torchport.targets.verdict import Kind, Verdict
 
+ORDER = 40  # after patch_devices, before patch_compilers (session.py installs the families lowest first)
+
 
 def install(session) -> None:
     import torch

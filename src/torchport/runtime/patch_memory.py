@@ -17,6 +17,8 @@ from torchport.apis.memory import pinned_memory
 from torchport.targets.devices import is_host
 from torchport.targets.verdict import Kind, Verdict
 
+ORDER = 50  # after patch_devices, before patch_compilers (session.py installs the families lowest first)
+
 
 def install(session) -> None:
     import torch

@@ -15,6 +15,7 @@ from torchport.apis.streams import NO_STREAM_ALLOCATOR, RECORD_STREAM
 from torchport.targets.devices import HOST_DEVICE_TYPE, is_host
 from torchport.targets.verdict import Kind, Verdict
 
+ORDER = 60  # after patch_devices, before patch_compilers (session.py installs the families lowest first)
 RECORD = Verdict(f"torch.Tensor.{RECORD_STREAM}", Kind.NOOP, None, f"on a CPU tensor: {NO_STREAM_ALLOCATOR}")
 CONVERT = Verdict(CONVERT_SYNC_BATCHNORM, Kind.NOOP, None,
                   "the module keeps its BatchNorm layers: SyncBatchNorm needs a GPU-like device")

@@ -3,19 +3,31 @@
 from __future__ import annotations
 
 import atexit
+import importlib
 import os
+import pkgutil
 import sys
 from dataclasses import dataclass, field
+from types import ModuleType
 
 from torchport.runtime import callers, choose
 from torchport.runtime.calllog import CallLog
 from torchport.runtime.devices import DeviceMapper, Memo
 from torchport.runtime.patchbook import PatchBook
 
-# Each family installs one group of patches: install(session). Order matters only in that
-# `devices` captures the original torch.device before anything else runs, and `compilers` (which
-# tells TorchScript what each replacement stands for) reads every replacement made before it.
-FAMILIES = ("devices", "cuda_module", "amp", "distributed", "memory", "streams", "compilers")
+
+def families() -> list[ModuleType]:
+    """The patch families, each a module `patch_<concern>.py` of this package with `install(session)`,
+    found there (a new one is one new file) and in their `ORDER`. Order matters only in that
+    `patch_devices` captures the original torch.device before anything else runs, and
+    `patch_compilers` (which tells TorchScript what each replacement stands for) reads every
+    replacement made before it."""
+    package = sys.modules[__package__]
+    found = [
+        importlib.import_module(f"{__package__}.{module.name}")
+        for module in pkgutil.iter_modules(package.__path__) if module.name.startswith("patch_")
+    ]
+    return sorted(found, key=lambda family: family.ORDER)
 
 
 @dataclass
@@ -60,11 +72,9 @@ class Session:
         return session
 
     def install(self) -> None:
-        import importlib
-
         try:
-            for family in FAMILIES:
-                importlib.import_module(f"torchport.runtime.patch_{family}").install(self)
+            for family in families():
+                family.install(self)
         except BaseException:
             self.book.restore_all()
             self.restore_env()
@@ -119,12 +129,7 @@ class Session:
             return dtype
         if "float16" not in self._verdicts:
             expression = getattr(self.target, "float16_autocast", None)
-            if expression:
-                self._verdicts["float16"] = self.evaluate(expression)
-            elif getattr(self.target, "amp_fp16", True) is False:  # the field's older spelling
-                self._verdicts["float16"] = torch.bfloat16
-            else:
-                self._verdicts["float16"] = torch.float16
+            self._verdicts["float16"] = self.evaluate(expression) if expression else torch.float16
         return self._verdicts["float16"]
 
     def set_env(self, name: str, value: str) -> None:

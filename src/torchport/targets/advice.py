@@ -4,7 +4,7 @@
 has no float64, what to do when shapes vary between steps, ...). `Affinity` rows name a faster
 API a target has for something a script does: a torch optimizer that has a fused twin in
 `torchport.optim`, a hand-written attention that `scaled_dot_product_attention` computes in one
-kernel, a fused NPU op from torch_npu. The rules in migrate/rules/affinity.py match them in the
+kernel, a fused NPU op from torch_npu. The rules in migrate/rules/*_affinity.py match them in the
 same pass as the migration rules.
 """
 

@@ -6,8 +6,8 @@ import libcst as cst
 
 from torchport.apis.amp import AMP_PREFIX as CUDA_AMP, AUTOCAST, AUTOCASTS, DEVICE_FIRST, DEVICE_KEYWORD
 from torchport.findings import Operation
-from torchport.migrate.rules.base import (
-    ApiReferenceRule,
+from torchport.migrate.rules.base.device_exprs import cuda_literal_index, device_expression, string_value
+from torchport.migrate.rules.base.nodes import (
     and_also,
     call_argument,
     keyword_argument,
@@ -15,7 +15,7 @@ from torchport.migrate.rules.base import (
     source_of,
     with_arguments,
 )
-from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, string_value
+from torchport.migrate.rules.base.rule import ApiReferenceRule
 from torchport.targets.surface import TORCH_SURFACE, load
 
 GATE_WHY = "off on a CPU without native bfloat16, where it runs slower than float32"
@@ -52,10 +52,19 @@ class AmpRule(ApiReferenceRule):
     """
 
     code = "TP005"
+    order = 90
     mentions = rb"\bcuda\b"
     prefix = CUDA_AMP[:-1]
     reads = (prefix, *AUTOCASTS, "torch.float16", "torch.half")
     title = "automatic mixed precision"
+    readme = """`torch.cuda.amp.*` → `torch.npu.amp.*` on npu (torch_npu's own GradScaler), else `torch.amp` with the
+    device type; positional arguments passed by name (`autocast(flag)` → `autocast("cpu", enabled=flag)`);
+    stored and `getattr` references → `functools.partial(torch.amp.autocast, <device>)`; float16 autocast →
+    bfloat16 on the CPU, on only where the CPU computes bfloat16 natively (`enabled=... and CPU_BF16`, read
+    from `torch.cpu.get_capabilities()` at run time); on `accelerator` likewise where it falls back to the
+    CPU (`enabled=... and AUTOCAST_OK`, `AUTOCAST_OK = DEVICE_TYPE != "cpu" or CPU_BF16`); `torchport run`
+    decides the same"""
+    sample = "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
 
     def visit_api(self, node: cst.BaseExpression, api: str) -> None:
         if api == self.prefix and self._is_getattr_owner(node):

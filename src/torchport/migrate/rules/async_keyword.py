@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from torchport.findings import Finding, Operation
-from torchport.migrate.rules.base import TokenRule
+from torchport.migrate.rules.base.rule import TokenRule
 
 OLD, NEW = "async", "non_blocking"
 _NOT_CODE = {tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING}
@@ -26,8 +26,13 @@ class AsyncKeywordRule(TokenRule):
     and is listed as pre-3.7 code)."""
 
     code = "TP024"
+    order = 10
     mentions = rb"\basync\s*=(?!=)"
     title = "async= arguments"
+    readme = """`x.cuda(async=True)`, `.to(d, async=True)`, any call's `async=` (PyTorch before 0.4; not valid Python
+    since 3.7) → `non_blocking=`, on the tokens before the parse, so that the rest of the file is migrated
+    (strings, comments, `async def` untouched)"""
+    sample = "import torch\nx = torch.zeros(1).cuda(async=True)\n"
 
     @classmethod
     def rewrite(cls, source: bytes, path: str) -> tuple[bytes, list[Finding]]:

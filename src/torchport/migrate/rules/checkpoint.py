@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, keyword_argument, parse_expression
-from torchport.migrate.rules.device_exprs import device_expression
+from torchport.migrate.rules.base.device_exprs import device_expression
+from torchport.migrate.rules.base.nodes import keyword_argument, parse_expression
+from torchport.migrate.rules.base.rule import Rule
 
 # The loaders that restore each storage on the device it was saved from, unless told otherwise;
 # `map_location` is their second parameter.
@@ -27,10 +28,16 @@ class CheckpointLocationRule(Rule):
     """
 
     code = "TP023"
+    order = 60
     # (`torch.load(`, `torch.jit.load(`, or `load` imported: not every json.load or pickle.load)
     mentions = rb"\b(?:torch|jit|serialization)\.load\b|\bimport\b[^\n]*\bload\b"
     reads = LOADERS
     title = "checkpoints loaded onto the device"
+    readme = """`torch.load(path)` and `torch.jit.load(path)` without a `map_location` (or with `map_location=None`) →
+    `map_location=` the target's device (`"cpu"`, `"npu"`, `DEVICE_TYPE`): torch restores each storage where
+    it was saved, so a checkpoint saved on a GPU needs CUDA; on `accelerator` a `map_location` computed from
+    a CUDA index (`f"cuda:{rank}"`) becomes `DEVICE_TYPE` (torch.load restores nothing on `"cpu:0"`)"""
+    sample = 'import torch\nstate = torch.load("last.pt")\n'
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         if any(arg.star for arg in node.args) or self.qualified_name(node.func) not in LOADERS:

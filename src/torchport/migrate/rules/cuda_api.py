@@ -8,20 +8,19 @@ import libcst as cst
 
 from torchport.apis.amp import CUDA_AMP as AMP
 from torchport.findings import Operation
-from torchport.migrate.rules.base import (
-    ApiReferenceRule,
-    Rule,
+from torchport.migrate.rules.base.device_exprs import device_expression, is_device_value, quoted, string_value
+from torchport.migrate.rules.base.fixes import remove_statement
+from torchport.migrate.rules.base.neighbours import next_statement, previous_statement
+from torchport.migrate.rules.base.nodes import (
     has_no_effect,
     only_when,
     parse_expression,
-    remove_statement,
     run_only_when,
     source_of,
     with_arguments,
 )
-from torchport.migrate.rules.device_exprs import device_expression, is_device_value, quoted, string_value
+from torchport.migrate.rules.base.rule import ApiReferenceRule, Rule
 from torchport.migrate.rules.legacy_types import LegacyTypeUseRule, legacy_type_use
-from torchport.migrate.rules.neighbours import next_statement, previous_statement
 from torchport.targets.devices import any_device_source
 from torchport.targets.fallbacks import TORCH_CLASSES
 from torchport.targets.surface import cuda_apis
@@ -68,8 +67,14 @@ class CudaApiRule(ApiReferenceRule):
     """
 
     code = "TP004"
+    order = 70
     mentions = rb"\bcuda\b"
     title = "torch.cuda APIs"
+    readme = """`torch.cuda.*`, however imported, per the target's verdict: same / adapted / no-op / unsupported; not
+    guarded again under the script's own availability test; a seeding call that repeats its neighbour once
+    rewritten (`torch.manual_seed(s)` then `torch.cuda.manual_seed_all(s)` off CUDA) goes;
+    `torch.cuda.OutOfMemoryError` is `torch.OutOfMemoryError`"""
+    sample = "import torch\ntorch.cuda.synchronize()\n"
     prefix = "torch.cuda"
     reads = (prefix, DEFAULT_TENSOR_TYPE)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.migrate.rules.base import ApiReferenceRule
+from torchport.migrate.rules.base.rule import ApiReferenceRule
 
 CUDA_VERSION = "torch.version.cuda"
 
@@ -16,10 +16,14 @@ class CudaBuildVersionRule(ApiReferenceRule):
     Left as it is, and noted, so that a person decides what the test stands for."""
 
     code = "TP018"
+    order = 220
     mentions = rb"\bversion\.cuda\b"
     prefix = CUDA_VERSION
     reads = (CUDA_VERSION,)
     title = "CUDA build tests"
+    readme = """`torch.version.cuda` used as a capability test: noted (it is None off CUDA builds, so the test is
+    silently false)"""
+    sample = 'import torch\nif torch.version.cuda:\n    print("built with CUDA")\n'
 
     def visit_api(self, node: cst.BaseExpression, api: str) -> None:
         if api == CUDA_VERSION:

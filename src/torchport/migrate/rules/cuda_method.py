@@ -7,8 +7,15 @@ from collections.abc import Callable
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.migrate.rules.base import Rule, call_argument, keyword_argument, parse_expression, source_of, with_arguments
-from torchport.migrate.rules.device_exprs import device_expression, is_device_value
+from torchport.migrate.rules.base.device_exprs import device_expression, is_device_value
+from torchport.migrate.rules.base.nodes import (
+    call_argument,
+    keyword_argument,
+    parse_expression,
+    source_of,
+    with_arguments,
+)
+from torchport.migrate.rules.base.rule import Rule
 from torchport.targets.devices import any_device_source, indexed_device_source
 
 
@@ -31,9 +38,14 @@ class CudaMethodRule(Rule):
     """
 
     code = "TP003"
+    order = 50
     mentions = rb"\.cuda\b"
     reads = ("torch.cuda",)
     title = ".cuda() calls"
+    readme = """`x.cuda(...)` → `.npu()`, `.xpu()`, `.cpu()` or `.to(<device>)`; on accelerator `x.cuda(d)` keeps its
+    meaning for every kind `d` holds: `.to(d)` for a device or its name, `torch.device(DEVICE_TYPE, d)` for
+    an index, `accelerator_device(d)` (a helper written once into the file) where the file does not say"""
+    sample = "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         func = node.func

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, parse_expression, source_of
-from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, quoted
+from torchport.migrate.rules.base.device_exprs import cuda_literal_index, device_expression, quoted
+from torchport.migrate.rules.base.nodes import parse_expression, source_of
+from torchport.migrate.rules.base.rule import Rule
 from torchport.targets.devices import HOST_DEVICE_TYPE
 
 EQUALITY = (cst.Equal, cst.NotEqual)
@@ -53,8 +54,12 @@ class DeviceComparisonRule(Rule):
     """
 
     code = "TP013"
+    order = 30
     mentions = rb"[\"']cuda[\"':]"
     title = "comparisons with \"cuda\""
+    readme = """comparisons with `"cuda"` (`device_type == 'cuda'`, `'cuda' in str(device)`, `x.device ==
+    torch.device("cuda")`, negations) keep their answer: true on the target's device, false on the CPU"""
+    sample = 'import torch\n\n\ndef on_gpu(x):\n    return x.device.type == "cuda"\n'
 
     def visit_Comparison(self, node: cst.Comparison) -> None:  # noqa: N802
         found = device_comparison(node)

@@ -6,9 +6,10 @@ import re
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, call_argument, parse_expression
+from torchport.migrate.rules.base.device_exprs import cuda_literal_index, device_expression, quoted, string_value
+from torchport.migrate.rules.base.nodes import call_argument, parse_expression
+from torchport.migrate.rules.base.rule import Rule
 from torchport.migrate.rules.device_comparisons import device_call_literal, device_comparison
-from torchport.migrate.rules.device_exprs import cuda_literal_index, device_expression, quoted, string_value
 
 # "cuda:%d" % i, "cuda:{}".format(i): a prefix filled in at run time.
 FORMAT_PREFIX = re.compile(r"cuda:(%[dis]|\{\w*\})")
@@ -43,9 +44,16 @@ class DeviceLiteralRule(Rule):
     """
 
     code = "TP001"
+    order = 20
     mentions = rb"\bcuda\b"
     reads = ("torch.device",)
     title = "device strings"
+    readme = """device strings: `"cuda"`, `"cuda:0"`, `f"cuda:{rank}"`, `"cuda:%d" % i`, `"cuda:{}".format(i)`, `"cuda:"
+    + str(i)`, in the file's quote style (never docstrings, comments, log messages, file names, dict keys or
+    attribute names such as `args['cuda']`); an option's `help=` names the device its `default='cuda'`
+    becomes (`'device to use (npu or cpu)'`, on the CPU `'(cpu)'`; kept on `accelerator`, where `cuda` is
+    one of `DEVICE_TYPE`'s values)"""
+    sample = 'import torch\nx = torch.zeros(3, device="cuda")\n'
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
         parent = self.parent(node)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of, without_arguments
-from torchport.migrate.rules.device_exprs import quoted, string_value
 from torchport.apis.devices import Presence
 from torchport.apis.distributed import CUDA_DIST_BACKEND, NCCL_ENUM, ddp_device_ids
+from torchport.migrate.rules.base.device_exprs import quoted, string_value
+from torchport.migrate.rules.base.nodes import call_argument, parse_expression, source_of, without_arguments
+from torchport.migrate.rules.base.rule import Rule
 
 DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 
@@ -20,9 +21,12 @@ class DistributedBackendRule(Rule):
     with the target's collective library: hccl, xccl, gloo, or the device's default backend."""
 
     code = "TP006"
+    order = 100
     mentions = rb"nccl|NCCL"
     reads = (NCCL_ENUM, NCCL_PROBE)
     title = "nccl backend"
+    readme = """`nccl` (and `NCCL`) → `hccl`, `xccl`, `gloo`, or the device's default backend"""
+    sample = 'import torch.distributed as dist\ndist.init_process_group(backend="nccl")\n'
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         """`dist.is_nccl_available()` asks whether the collective library is there: the target's."""
@@ -58,9 +62,18 @@ class DdpDeviceIdsRule(Rule):
     they are dropped on the CPU, and given only when a device exists on device-agnostic targets."""
 
     code = "TP007"
+    order = 110
     mentions = rb"device_ids|output_device"
     reads = tuple(DDP)
     title = "DDP device_ids"
+    readme = """DDP `device_ids`/`output_device`: dropped on the CPU, guarded on `accelerator`"""
+    sample = (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "\n"
+        "\n"
+        "def wrap(model, rank):\n"
+        "    return DDP(model, device_ids=[rank], output_device=rank)\n"
+    )
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         if self.qualified_name(node.func) not in DDP:

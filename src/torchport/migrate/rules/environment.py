@@ -5,9 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.migrate.rules.base import Rule
-from torchport.migrate.rules.device_exprs import quoted, string_value
 from torchport.apis.devices import CUDA_VISIBLE_DEVICES
+from torchport.migrate.rules.base.device_exprs import quoted, string_value
+from torchport.migrate.rules.base.rule import Rule
 
 
 class VisibleDevicesRule(Rule):
@@ -15,9 +15,12 @@ class VisibleDevicesRule(Rule):
     `ZE_AFFINITY_MASK`); where the target has none it is left and noted as having no effect."""
 
     code = "TP008"
+    order = 120
     mentions = rb"CUDA_VISIBLE_DEVICES"
     reads = ()
     title = "CUDA_VISIBLE_DEVICES"
+    readme = """`CUDA_VISIBLE_DEVICES` → `ASCEND_RT_VISIBLE_DEVICES` / `ZE_AFFINITY_MASK`"""
+    sample = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n'
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
         if string_value(node) != CUDA_VISIBLE_DEVICES or isinstance(self.parent(node), cst.Expr):
@@ -34,9 +37,12 @@ class CudnnFlagRule(Rule):
     switches) have no effect off CUDA: noted, left in place (harmless)."""
 
     code = "TP009"
+    order = 130
     mentions = rb"\bcudnn\b"
     reads = ("torch.backends.cudnn.", "torch.backends.cuda.")
     title = "cuDNN and CUDA backend flags (noted)"
+    readme = """`torch.backends.cudnn.*` flags: noted as having no effect, left in place"""
+    sample = "import torch\ntorch.backends.cudnn.benchmark = True\n"
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:  # noqa: N802
         if not isinstance(node.target, cst.Attribute):

@@ -7,7 +7,9 @@ import re
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.migrate.rules.base import Rule, remove_statement, source_of
+from torchport.migrate.rules.base.fixes import remove_statement
+from torchport.migrate.rules.base.nodes import source_of
+from torchport.migrate.rules.base.rule import Rule
 
 AVAILABLE = "torch.cuda.is_available"
 MESSAGE_FUNCTIONS = {"print", "warn", "warning", "info"}  # print, warnings.warn, logger.warning, logging.info
@@ -22,9 +24,21 @@ class UnusedGpuHintRule(Rule):
     chose the message is kept where it guards other code."""
 
     code = "TP019"
+    order = 230
     mentions = rb"is_available"
     reads = (AVAILABLE,)
     title = "hints to use an unused GPU (cpu)"
+    readme = """on cpu, a script's hint that a CUDA device goes unused (`if torch.cuda.is_available() and not args.cuda:
+    print("WARNING: You have a CUDA device...")`) is dropped, with an `if` left empty; the test is kept
+    where it guards other code"""
+    sample = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "def warn(args):\n"
+        "    if torch.cuda.is_available() and not args.cuda:\n"
+        '        print("WARNING: You have a CUDA device, so you should probably run with --cuda")\n'
+    )
 
     @classmethod
     def applies_to(cls, target) -> bool:

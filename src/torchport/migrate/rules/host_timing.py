@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.migrate.rules.base import ApiReferenceRule, parse_expression, remove_statement
+from torchport.migrate.rules.base.fixes import remove_statement
+from torchport.migrate.rules.base.nodes import parse_expression
+from torchport.migrate.rules.base.rule import ApiReferenceRule
 from torchport.migrate.rules.cuda_api import sole_statement, through_submodule
 from torchport.targets.fallbacks import HOST_EVENT
 from torchport.targets.verdict import Kind
@@ -47,11 +49,25 @@ class HostTimingRule(ApiReferenceRule):
     """
 
     code = "TP010"
+    order = 140
     mentions = rb"\bcuda\b"
     prefix = EVENT
     reads = (EVENT,)
     follows = rb"\bEvent\b"
     title = "CUDA events timed with the host clock"
+    readme = """CUDA timing events → the host clock where the target has none: an event bound to a plain name (`start =
+    ...`, `start, end = ..., ...`) becomes readings (`start = time.perf_counter()`, `(end - start) * 1000`);
+    one in a list, a dict, an attribute or passed on becomes a `HostEvent`, a host-clock event class written
+    into the file"""
+    sample = (
+        "import torch\n"
+        "start = torch.cuda.Event(enable_timing=True)\n"
+        "end = torch.cuda.Event(enable_timing=True)\n"
+        "start.record()\n"
+        "end.record()\n"
+        "end.synchronize()\n"
+        "elapsed = start.elapsed_time(end)\n"
+    )
 
     @classmethod
     def applies_to(cls, target) -> bool:

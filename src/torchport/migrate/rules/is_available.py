@@ -5,8 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.migrate.rules.base import Rule, dotted_name
-from torchport.migrate.rules.device_exprs import cuda_literal_index, string_value
+from torchport.migrate.rules.base.device_exprs import cuda_literal_index, string_value
+from torchport.migrate.rules.base.nodes import dotted_name
+from torchport.migrate.rules.base.rule import Rule
 from torchport.targets.devices import is_host
 
 AVAILABLE = "torch.cuda.is_available"
@@ -20,7 +21,7 @@ def _device_string(rule: Rule, node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
-class CpuFallbackRule(Rule):
+class IsAvailableRule(Rule):
     """`"cuda" if torch.cuda.is_available() else "cpu"` (also inside `torch.device(...)`) where the
     answer is known: the CPU branch on the CPU target; on the device-agnostic target the device
     type already falls back to the CPU, so the test would be made twice.
@@ -33,9 +34,14 @@ class CpuFallbackRule(Rule):
     says that the demand always passes there."""
 
     code = "TP011"
+    order = 150
     mentions = rb"\bcuda\b"
     reads = ("torch.device", AVAILABLE)
     title = "availability tests with a known answer"
+    readme = """`"cuda" if torch.cuda.is_available() else "cpu"` where the answer is known; a script's demand for a GPU
+    (`assert torch.cuda.is_available()`, `if not ...: raise` / `sys.exit`) is kept, with a NOTE on cpu that
+    it always passes there"""
+    sample = 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
 
     def visit_Assert(self, node: cst.Assert) -> None:  # noqa: N802
         if self._asks_available(node.test):

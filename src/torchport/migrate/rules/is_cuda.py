@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import Rule, parse_expression
+from torchport.migrate.rules.base.nodes import parse_expression
+from torchport.migrate.rules.base.rule import Rule
 
 
 class IsCudaRule(Rule):
@@ -14,8 +15,12 @@ class IsCudaRule(Rule):
     `x.device.type == DEVICE_TYPE != "cpu"`."""
 
     code = "TP012"
+    order = 160
     mentions = rb"\bis_cuda\b"
     title = "is_cuda checks"
+    readme = """`x.is_cuda` → `x.is_npu` / `x.is_xpu` / `x.is_mps`; left as is on cpu (false there, as it should be);
+    `x.device.type == DEVICE_TYPE != "cpu"` on accelerator"""
+    sample = "import torch\n\n\ndef on_gpu(x):\n    return x.is_cuda\n"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
         if node.attr.value != "is_cuda" or self.qualified_name(node) is not None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import ApiReferenceRule, Rule, call_argument, parse_expression, source_of
 from torchport.apis.legacy_types import LEGACY_DTYPES
+from torchport.migrate.rules.base.nodes import call_argument, parse_expression, source_of
+from torchport.migrate.rules.base.rule import ApiReferenceRule, Rule
 from torchport.targets.verdict import Kind
 
 CUDA_TYPE = "torch.cuda."
@@ -69,8 +70,13 @@ class LegacyTypeUseRule(ApiReferenceRule):
     """
 
     code = "TP021"
+    order = 80
     mentions = rb"\bcuda\b"
     title = "legacy tensor types, by use"
+    readme = """xpu, mps (no legacy typed classes): each use of `torch.cuda.FloatTensor` and the rest written without
+    the class: `T(...)` → `torch.FloatTensor(...).to("xpu")`, `x.type(T)` → `x.to("xpu", torch.float32)`,
+    `isinstance(x, T)` → a device-type and dtype test"""
+    sample = "import torch\nlabels = torch.zeros(2).type(torch.cuda.LongTensor)\n"
     prefix = CUDA_TYPE
     reads = ("torch.cuda",)
 

@@ -7,7 +7,9 @@ import libcst as cst
 from torchport.apis.devices import Presence
 from torchport.apis.memory import pinned_memory
 from torchport.findings import Operation
-from torchport.migrate.rules.base import Rule, and_also, only_when, remove_statement, source_of, without_arguments
+from torchport.migrate.rules.base.fixes import remove_statement
+from torchport.migrate.rules.base.nodes import and_also, only_when, source_of, without_arguments
+from torchport.migrate.rules.base.rule import Rule
 
 
 class PinMemoryRule(Rule):
@@ -18,8 +20,12 @@ class PinMemoryRule(Rule):
     accelerator is present. Device targets keep them."""
 
     code = "TP016"
+    order = 190
     mentions = rb"\bpin_memory\b"
     title = "pinned memory"
+    readme = """`x.pin_memory()` → `x` and `pin_memory=` dropped on cpu (torch raises or warns with nothing to pin for);
+    applied only when an accelerator is present on `accelerator`"""
+    sample = "import torch\n\n\ndef pinned(batch):\n    return batch.pin_memory()\n"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         target = self.target

@@ -6,7 +6,8 @@ import libcst as cst
 
 from torchport.apis.profiler import drops_cuda_activity
 from torchport.findings import Operation
-from torchport.migrate.rules.base import ApiReferenceRule, Rule, dotted_name, parse_expression
+from torchport.migrate.rules.base.nodes import dotted_name, parse_expression
+from torchport.migrate.rules.base.rule import ApiReferenceRule, Rule
 
 ACTIVITY = "torch.profiler.ProfilerActivity"
 ACTIVITY_NAMES = (ACTIVITY, "torch.autograd.ProfilerActivity", "torch._C._profiler.ProfilerActivity")
@@ -20,9 +21,13 @@ class ProfilerActivityRule(Rule):
     `torch.profiler.supported_activities()`."""
 
     code = "TP017"
+    order = 200
     mentions = rb"ProfilerActivity"
     reads = ACTIVITY_NAMES
     title = "profiler activities"
+    readme = """`ProfilerActivity.CUDA` in profiler activities: dropped on cpu and mps, `XPU` on xpu, `NPU` on npu,
+    `torch.profiler.supported_activities()` for a CPU+CUDA list on `accelerator`"""
+    sample = "import torch\nactivities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]\n"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
         if node.attr.value != "CUDA" or self._activity(node) is None:
@@ -117,10 +122,16 @@ class ProfilerModuleRule(ApiReferenceRule):
     and so does `from torch.profiler import ...` when the target has every name it imports."""
 
     code = "TP020"
+    order = 210
     mentions = rb"torch\.profiler|from torch import[^\n]*\bprofiler"
     prefix = PROFILER + "."
     reads = (PROFILER,)
     title = "the target's own profiler"
+    readme = """npu: `torch.profiler.profile`, `schedule`, `tensorboard_trace_handler`, `ProfilerActivity`, ... →
+    `torch_npu.profiler.*`, and `from torch.profiler import ...` when torch_npu's profiler has every name
+    (torch's records no NPU work); torch's `experimental_config=` goes from a profile that becomes
+    torch_npu's (it has its own)"""
+    sample = "import torch\nwith torch.profiler.profile() as prof:\n    pass\n"
 
     @classmethod
     def applies_to(cls, target) -> bool:

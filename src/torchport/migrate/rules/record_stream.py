@@ -6,7 +6,9 @@ import libcst as cst
 
 from torchport.apis.devices import Presence
 from torchport.apis.streams import NO_STREAM_ALLOCATOR, record_stream
-from torchport.migrate.rules.base import Rule, remove_statement, run_only_when
+from torchport.migrate.rules.base.fixes import remove_statement
+from torchport.migrate.rules.base.nodes import run_only_when
+from torchport.migrate.rules.base.rule import Rule
 from torchport.migrate.rules.cuda_api import sole_statement
 
 
@@ -16,8 +18,11 @@ class RecordStreamRule(Rule):
     accelerator is present on the device-agnostic target, kept on device targets."""
 
     code = "TP014"
+    order = 170
     mentions = rb"\brecord_stream\b"
     title = "record_stream calls"
+    readme = """`x.record_stream(s)`: dropped on cpu (CPU tensors reject it), guarded on `accelerator`"""
+    sample = "import torch\n\n\ndef keep(batch):\n    batch.record_stream(torch.cuda.current_stream())\n"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         func = node.func

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
+from functools import lru_cache
 
 import libcst as cst
 
 from torchport import targets
 from torchport.migrate import imports  # (a module: it imports the rules' base in turn)
-from torchport.migrate.rules.base import Rule, dotted_name
+from torchport.migrate.rules.base.nodes import dotted_name
+from torchport.migrate.rules.base.rule import Rule
 
 
 def _device_module_pattern(device_module: str) -> bytes:
@@ -18,8 +21,28 @@ def _device_module_pattern(device_module: str) -> bytes:
         re.escape(device_module.encode()), re.escape(package.encode()), re.escape(name.encode()))
 
 
+@lru_cache(maxsize=None)
 def _imports_package_pattern(package: str) -> re.Pattern:
     return re.compile(rb"^[ \t]*(?:import|from)[ \t]+%s\b" % re.escape(package.encode()), re.MULTILINE)
+
+
+def imports_setup_package(source: bytes, target) -> bool:
+    """Whether the script imports the package that sets up the target's device module, in any
+    form (`import torch_npu`, `from torch_npu.contrib import transfer_to_npu`, in a `try:`): the
+    one answer to "is it imported already?", for this rule and for the tidying of imports that
+    adds the setup import to every other file migrated (`missing_setup_import`)."""
+    return bool(_imports_package_pattern(target.setup_import).search(source))
+
+
+def missing_setup_import(context, added: Collection[str]) -> bool:
+    """Whether a migrated file still lacks the target's setup import: the script does not import
+    its package, this rule placed none, and the imports `added` for the new code are not it
+    (`import torch_npu.profiler` does not count: it is there for the name, source.py places
+    the setup import apart)."""
+    target = context.target
+    if not target.setup_import or target.setup_import in added or SetupImportRule.code in context.once:
+        return False  # (the rule's row is reported once a file: once it placed the import)
+    return not imports_setup_package(context.whole_source, target)
 
 
 class SetupImportRule(Rule):
@@ -30,10 +53,15 @@ class SetupImportRule(Rule):
     as GPU2Ascend's "insert ahead" rule has it.)"""
 
     code = "TP022"
+    order = 240
     mentions = b"|".join(
         _device_module_pattern(t.device_module) for t in map(targets.get, targets.names()) if t.setup_import
     )
     title = "the device module's setup import"
+    readme = """npu: a file that uses `torch.npu` (`import torch.npu`, `from torch.npu import amp`) without importing
+    `torch_npu` (code partly ported by hand) gets `import torch_npu` before its first import of `torch.npu`,
+    else after `import torch`"""
+    sample = "import os\nfrom torch.npu import amp\n"
 
     @classmethod
     def applies_to(cls, target) -> bool:
@@ -43,7 +71,7 @@ class SetupImportRule(Rule):
         source, target = self.context.whole_source, self.target
         if not re.search(_device_module_pattern(target.device_module), source):
             return
-        if _imports_package_pattern(target.setup_import).search(source):
+        if imports_setup_package(source, target):
             return
         setup = cst.parse_statement(f"import {target.setup_import}")
         lines = [s for s in node.body if isinstance(s, cst.SimpleStatementLine)]

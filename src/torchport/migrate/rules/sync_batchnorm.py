@@ -7,7 +7,8 @@ import libcst as cst
 from torchport.apis.devices import Presence
 from torchport.apis.distributed import CONVERT_SYNC_BATCHNORM, sync_batchnorm
 from torchport.findings import Operation
-from torchport.migrate.rules.base import Rule, call_argument, only_when
+from torchport.migrate.rules.base.nodes import call_argument, only_when
+from torchport.migrate.rules.base.rule import Rule
 
 CONVERT = CONVERT_SYNC_BATCHNORM
 
@@ -21,9 +22,14 @@ class SyncBatchNormRule(Rule):
     own batch."""
 
     code = "TP015"
+    order = 180
     mentions = rb"\bconvert_sync_batchnorm\b"
     reads = (CONVERT, "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm")
     title = "SyncBatchNorm"
+    readme = """`nn.SyncBatchNorm.convert_sync_batchnorm(model)`: dropped on cpu (DDP refuses SyncBatchNorm there;
+    `model = model` goes, and an `if` that only chose it), converted only when an accelerator is present on
+    `accelerator`"""
+    sample = "import torch\n\n\ndef convert(model):\n    return torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         if self.qualified_name(node.func) not in self.reads:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.rules.base import source_of
+from torchport.migrate.rules.base.nodes import source_of
 from torchport.targets import Target
 from torchport.targets.devices import cuda_device, device_source, device_string
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.migrate.device_indices import INDEX_SOURCES
-from torchport.migrate.rules.base import Rule, call_argument, parse_expression, source_of
-from torchport.migrate.rules.device_exprs import device_expression
 from torchport.apis.devices import DEVICE_KEYWORDS, DEVICE_LIST_KEYWORDS, TO_METHODS
+from torchport.migrate.rules.base.device_exprs import device_expression
+from torchport.migrate.rules.base.nodes import call_argument, parse_expression, source_of
+from torchport.migrate.rules.base.rule import Rule
 from torchport.targets.devices import indexed_device_source
 
 
@@ -22,12 +23,17 @@ class DeviceIndexRule(Rule):
     """
 
     code = "TP002"
+    order = 40
     mentions = (
         rb"\.to(?:_empty)?\(\s*\d|device\(\s*\d|device(?:_id)?\s*=\s*\d|map_location\s*=\s*\d|output_device\s*=\s*\d|"
         + INDEX_SOURCES
     )
     reads = ("torch.device",)
     title = "device indices"
+    readme = """device indices: `x.to(0)`, `device=1`, `map_location=0`, `device_ids=[0, 1]`, and names that hold one,
+    followed from their source: `self.gpu_id = int(os.environ["LOCAL_RANK"])` then `model.to(self.gpu_id)`,
+    an `mp.spawn` rank, `--local_rank` / `--gpu`"""
+    sample = "import torch\nx = torch.zeros(2).to(0)\n"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         func = node.func
