@@ -13,6 +13,9 @@ NCCL_ENUM = "torch.distributed.Backend.NCCL"
 # The calls that make a process group, each taking the backend (first, or as `backend=`).
 PROCESS_GROUPS = ("init_process_group", "new_group")
 
+# DistributedDataParallel, as torch.nn.parallel exports it and where it is defined.
+DDP_CLASSES = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"})
+
 CONVERT_SYNC_BATCHNORM = "torch.nn.SyncBatchNorm.convert_sync_batchnorm"
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.apis.distributed import DDP_CLASSES
 from torchport.findings import Operation
 from torchport.migrate.rules.base.nodes import call_argument
 from torchport.migrate.rules.base.rule import Rule
 
-DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 
 
 class BroadcastBuffersAdvice(Rule):
@@ -17,7 +17,7 @@ class BroadcastBuffersAdvice(Rule):
 
     code = "TP105"
     order = 1050
-    reads = tuple(DDP)
+    reads = tuple(DDP_CLASSES)
     mentions = rb"DistributedDataParallel\(|DDP\("
     title = "advice: DDP buffers"
     readme = """advice: `DistributedDataParallel(...)` without `broadcast_buffers=`: a broadcast of every buffer before
@@ -32,7 +32,7 @@ class BroadcastBuffersAdvice(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         api = self.qualified_name(node.func)
-        if api in DDP and call_argument(node, "broadcast_buffers") is None:
+        if api in DDP_CLASSES and call_argument(node, "broadcast_buffers") is None:
             self.report(node, Operation.PERFORMANCE,
                         "DDP broadcasts all buffers before every forward: pass broadcast_buffers=False "
                         "unless buffers must stay in sync (BatchNorm running stats without SyncBatchNorm)", api=api)

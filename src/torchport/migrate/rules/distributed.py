@@ -5,12 +5,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.apis.devices import Presence
-from torchport.apis.distributed import CUDA_DIST_BACKEND, NCCL_ENUM, ddp_device_ids
+from torchport.apis.distributed import CUDA_DIST_BACKEND, DDP_CLASSES, NCCL_ENUM, ddp_device_ids
 from torchport.migrate.rules.base.device_exprs import quoted, string_value
 from torchport.migrate.rules.base.nodes import call_argument, parse_expression, source_of, without_arguments
 from torchport.migrate.rules.base.rule import Rule
 
-DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 
 
 NCCL_PROBE = "torch.distributed.is_nccl_available"
@@ -64,7 +63,7 @@ class DdpDeviceIdsRule(Rule):
     code = "TP007"
     order = 110
     mentions = rb"device_ids|output_device"
-    reads = tuple(DDP)
+    reads = tuple(DDP_CLASSES)
     title = "DDP device_ids"
     readme = """DDP `device_ids`/`output_device`: dropped on the CPU, guarded on `accelerator`"""
     sample = (
@@ -76,7 +75,7 @@ class DdpDeviceIdsRule(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
-        if self.qualified_name(node.func) not in DDP:
+        if self.qualified_name(node.func) not in DDP_CLASSES:
             return
         target = self.target
         device_args = [call_argument(node, k) for k in ("device_ids", "output_device")]
