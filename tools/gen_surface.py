@@ -26,16 +26,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "src" / "torchport" / "targets" / "data"
+sys.path.insert(0, str(ROOT / "src"))  # (torchport's own knowledge, whether or not it is installed)
+
+from torchport.apis.amp import TORCH_AMP  # noqa: E402
+from torchport.apis.cuda_module import MODULES, kind  # noqa: E402
 
 # What CUDA code uses (what is migrated from), and torch.amp, which every target's AMP goes through.
-CUDA_MODULES = ["torch.cuda", "torch.cuda.amp", "torch.amp"]
+CUDA_MODULES = [*MODULES, TORCH_AMP]
 
 
 def torch_modules() -> list[str]:
     """CUDA_MODULES, and the device module of each of torchport's targets that torch itself has (one
     that needs no setup import: torch_npu's torch.npu is read from its wheel). The targets read the
     data committed now: generate a new torch's file before pointing TORCH_SURFACE at it."""
-    sys.path.insert(0, str(ROOT / "src"))
     from torchport import targets
 
     own = [target for name, target in targets.all_targets().items() if targets.origin(name) is None]
@@ -59,16 +62,6 @@ NPU_ALIASES = {"torch.npu": "torch_npu.npu", "torch.npu.amp": "torch_npu.npu.amp
 NPU_VERSION = "2.14.0"
 
 
-def _kind(obj: object) -> str:
-    if inspect.ismodule(obj):
-        return "module"
-    if inspect.isclass(obj):
-        return "class"
-    if callable(obj):
-        return "function"
-    return "value"
-
-
 def _params(obj: object) -> list[str] | None:
     try:
         return list(inspect.signature(obj).parameters)
@@ -86,7 +79,7 @@ def torch_surface() -> dict:
         entries = {}
         for attr in sorted(set(public)):
             obj = getattr(module, attr, None)
-            entry = {"kind": _kind(obj)}
+            entry = {"kind": kind(obj)}
             if entry["kind"] in ("function", "class"):
                 params = _params(obj)
                 if params is not None:

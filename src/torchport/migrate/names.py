@@ -15,12 +15,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from torchport.apis.amp import CUDA_AMP
+from torchport.apis.cuda_module import DEVICE_MODULE
 from torchport.pyast import AST_PARSE_ERRORS
 
 
 # Modules whose aliases are followed (`CD = torch.cuda; CD.synchronize()`); an alias of a function
 # or class is a value the script keeps (`amp_autocast = torch.cuda.amp.autocast`), rewritten where it is made.
-FOLLOWED_MODULES = {"torch.cuda", "torch.cuda.amp", "torch.cuda.nvtx", "torch.backends.cudnn", "torch.distributed"}
+FOLLOWED_MODULES = {DEVICE_MODULE, CUDA_AMP, "torch.cuda.nvtx", "torch.backends.cudnn", "torch.distributed"}
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ def cuda_apis() -> list[str]:
     and the `torch.cuda.nvtx` annotations."""
     from torchport.targets import fallbacks
 
-    apis = [f"torch.cuda.{n}" for n in sorted(names(TORCH_SURFACE, "torch.cuda"))]
-    apis += [f"torch.cuda.amp.{n}" for n in sorted(names(TORCH_SURFACE, "torch.cuda.amp"))]
+    from torchport.apis.cuda_module import MODULES
+
+    apis = [f"{module}.{n}" for module in MODULES for n in sorted(names(TORCH_SURFACE, module))]
     apis += [f"{fallbacks.NVTX}{n}" for n in (*fallbacks.NVTX_ACTIONS, *fallbacks.NVTX_CONTEXTS)]
     return apis
