@@ -20,14 +20,6 @@ class LaunchEnvironmentAdvice(TrainingStepRule):
     title = "advice: launch environment"
     readme = """advice (npu): `TASK_QUEUE_ENABLE=1`, and `set_compile_mode(jit_compile=False)` when shapes vary, at the
     first training step of a file that sets neither"""
-    sample = (
-        "import torch\n"
-        "\n"
-        "\n"
-        "def step(model, batch, optimizer):\n"
-        "    model(batch).sum().backward()\n"
-        "    optimizer.step()\n"
-    )
 
     @classmethod
     def applies_to(cls, target) -> bool:

@@ -26,14 +26,6 @@ class MixedPrecisionAdvice(TrainingStepRule):
     title = "advice: mixed precision"
     readme = """advice (npu): a training step with no autocast, GradScaler or half precision anywhere in the file: the
     NPU's matrix units run float16/bfloat16"""
-    sample = (
-        "import torch\n"
-        "\n"
-        "\n"
-        "def step(model, batch, optimizer):\n"
-        "    model(batch).sum().backward()\n"
-        "    optimizer.step()\n"
-    )
 
     @classmethod
     def applies_to(cls, target) -> bool:

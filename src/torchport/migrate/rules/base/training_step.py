@@ -21,6 +21,16 @@ class TrainingStepRule(Rule):
     """A rule whose advice is about the training step: anchored at the file's first
     `.backward()` call, reported once the whole file has been seen."""
 
+    # (a step that trains in float32 and sets no launch environment: what each of them advises on)
+    sample = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "def step(model, batch, optimizer):\n"
+        "    model(batch).sum().backward()\n"
+        "    optimizer.step()\n"
+    )
+
     def __init__(self, context) -> None:
         super().__init__(context)
         self.first_backward: cst.Call | None = None
