@@ -8,6 +8,11 @@ neither (the CPU, MPS) nothing records the device, so the CUDA activity goes.
 
 from __future__ import annotations
 
+ACTIVITY = "torch.profiler.ProfilerActivity"
+# (the same enum, as torch.autograd and the C extension name it)
+ACTIVITY_NAMES = (ACTIVITY, "torch.autograd.ProfilerActivity", "torch._C._profiler.ProfilerActivity")
+CPU_ACTIVITY, CUDA_ACTIVITY = "CPU", "CUDA"
+
 
 def drops_cuda_activity(target) -> bool:
     """Whether `ProfilerActivity.CUDA` goes on `target`: its device type is known (not the

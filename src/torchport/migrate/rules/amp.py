@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.apis.amp import AMP_PREFIX as CUDA_AMP, AUTOCAST, AUTOCASTS, DEVICE_FIRST, DEVICE_KEYWORD
+from torchport.apis.amp import AMP_PREFIX, AUTOCAST, AUTOCASTS, CUDA_AMP, DEVICE_FIRST, DEVICE_KEYWORD
 from torchport.findings import Operation
 from torchport.migrate.rules.base.device_exprs import cuda_literal_index, device_expression, string_value
 from torchport.migrate.rules.base.nodes import (
@@ -23,7 +23,7 @@ GATE_WHY = "off on a CPU without native bfloat16, where it runs slower than floa
 
 def cuda_amp_parameters(name: str) -> list[str]:
     """The parameters of `torch.cuda.amp.<name>`, in order (from the generated surface)."""
-    return load(TORCH_SURFACE)["modules"]["torch.cuda.amp"].get(name, {}).get("params", [])
+    return load(TORCH_SURFACE)["modules"][CUDA_AMP].get(name, {}).get("params", [])
 
 
 def by_keyword(call: cst.Call, parameters: list[str]) -> cst.Call:
@@ -54,7 +54,7 @@ class AmpRule(ApiReferenceRule):
     code = "TP005"
     order = 90
     mentions = rb"\bcuda\b"
-    prefix = CUDA_AMP[:-1]
+    prefix = CUDA_AMP
     reads = (prefix, *AUTOCASTS, "torch.float16", "torch.half")
     title = "automatic mixed precision"
     readme = """`torch.cuda.amp.*` → `torch.npu.amp.*` on npu (torch_npu's own GradScaler), else `torch.amp` with the
@@ -69,7 +69,7 @@ class AmpRule(ApiReferenceRule):
     def visit_api(self, node: cst.BaseExpression, api: str) -> None:
         if api == self.prefix and self._is_getattr_owner(node):
             return  # `getattr(torch.cuda.amp, "autocast")`: visit_Call reads it as torch.cuda.amp.autocast
-        name = api[len(CUDA_AMP) :]
+        name = api[len(AMP_PREFIX) :]
         verdict = self.target.verdict(api)
         if verdict.replacement is None:
             self.report(node, Operation.UNSUPPORTED, verdict.note, api=api)
@@ -125,7 +125,7 @@ class AmpRule(ApiReferenceRule):
                 self._float16(node)
                 self._gate(node)
         elif (name := _getattr_name(node)) is not None and self.qualified_name(node.args[0].value) == self.prefix:
-            self.visit_api(node, CUDA_AMP + name)
+            self.visit_api(node, AMP_PREFIX + name)
 
     def _is_presence_test(self, node: cst.BaseExpression) -> bool:
         """`GradScaler is not None`: whether an import worked, not a use of the class."""

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.apis.profiler import drops_cuda_activity
+from torchport.apis.profiler import ACTIVITY, ACTIVITY_NAMES, CPU_ACTIVITY, CUDA_ACTIVITY, drops_cuda_activity
 from torchport.findings import Operation
 from torchport.migrate.rules.base.nodes import dotted_name, parse_expression
 from torchport.migrate.rules.base.rule import ApiReferenceRule, Rule
-
-ACTIVITY = "torch.profiler.ProfilerActivity"
-ACTIVITY_NAMES = (ACTIVITY, "torch.autograd.ProfilerActivity", "torch._C._profiler.ProfilerActivity")
 
 
 class ProfilerActivityRule(Rule):
@@ -30,7 +27,7 @@ class ProfilerActivityRule(Rule):
     sample = "import torch\nactivities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]\n"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
-        if node.attr.value != "CUDA" or self._activity(node) is None:
+        if node.attr.value != CUDA_ACTIVITY or self._activity(node) is None:
             return
         element = self.parent(node)
         container = self.parent(element)
@@ -49,7 +46,7 @@ class ProfilerActivityRule(Rule):
                         needs=new)
         else:
             self.report(node, Operation.NOTE, f"records no {target.name} work: {target.name}'s own profiler does",
-                        api=f"{ACTIVITY}.CUDA")
+                        api=f"{ACTIVITY}.{CUDA_ACTIVITY}")
 
     def _class_has_the_activity(self, node: cst.Attribute) -> bool:
         """Whether the ProfilerActivity `node` reads from will have the target's activity: torch's
@@ -65,7 +62,7 @@ class ProfilerActivityRule(Rule):
 
     def _cpu_and_cuda(self, container: cst.BaseExpression) -> bool:
         names = {self._activity(e.value) for e in container.elements if isinstance(e.value, cst.Attribute)}
-        return len(container.elements) == 2 and {n.rsplit(".", 1)[1] for n in names if n} == {"CPU", "CUDA"}
+        return len(container.elements) == 2 and {n.rsplit(".", 1)[1] for n in names if n} == {CPU_ACTIVITY, CUDA_ACTIVITY}
 
     def _drop(self, container, element) -> None:
         if len(container.elements) < 2:
