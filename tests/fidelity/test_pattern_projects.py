@@ -73,6 +73,7 @@ PROJECTS = {
     "gpu_only": Project(refuses=(("migrate-accelerator", "this script needs a CUDA GPU"),)),
     "legacy_dtype_gpu_only": Project(),
     "ddp_rank_in_self": Project(launcher="torchrun"),
+    "device_count_ranks": Project(launcher="torchrun"),
     "jit_helper": Project(unmodified=True),
     "stream_prefetcher": Project(),
     "syncbn_spawn": Project(),

@@ -157,6 +157,9 @@ def _patch_data_parallel(session, torch, data_parallel) -> None:
 
 
 def _device_count(session, torch) -> int:
+    """The devices DataParallel would split a batch over in this process: on the CPU its one device,
+    even under a launcher, where the script's own `torch.cuda.device_count()` answers the launched
+    process count (one CPU per process: DataParallel has nothing to split within one)."""
     if is_host(session.device_type):
         return 1
     return getattr(torch, session.device_type).device_count()

@@ -7,7 +7,7 @@ the device type is looked up once per file, and calls that need a device are gua
 from torchport.targets.base import Target
 from torchport.targets.cpu import CPU_BF16
 from torchport.apis.legacy_types import legacy_tensor_types
-from torchport.targets.fallbacks import HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, host_event_class
+from torchport.targets.fallbacks import HOST_DEVICE_COUNT, HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, host_event_class
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import adapted, noop
 
@@ -57,8 +57,8 @@ TARGET = Target(
             _renamed("current_device", "torch.accelerator.current_device_index", "same meaning",
                      guard=GUARD, value="0"),
             _renamed("device_count", "torch.accelerator.device_count",
-                     "1 where there is none: the CPU stands in (a process count, a divisor)",
-                     guard=GUARD, value="1"),
+                     "where there is none, the CPU stands in: one per process the launcher started "
+                     "(LOCAL_WORLD_SIZE), 1 outside a launcher", guard=GUARD, value=HOST_DEVICE_COUNT),
             _renamed("set_device", "torch.accelerator.set_device_index", "same meaning", guard=GUARD),
             ("torch.cuda.get_device_name",
              noop("torch.cuda.get_device_name", "torch.accelerator has no model names: the device type",

@@ -5,7 +5,7 @@ from torchport.targets.base import Target
 from torchport.targets.kernels import Kernels
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.apis.legacy_types import legacy_tensor_types
-from torchport.targets.fallbacks import HOST_EVENT, host_event_class
+from torchport.targets.fallbacks import HOST_DEVICE_COUNT, HOST_EVENT, host_event_class
 from torchport.targets.verdict import noop, same
 
 CUDA_NAMES = names(TORCH_SURFACE, "torch.cuda")
@@ -43,6 +43,9 @@ TARGET = Target(
         "torch.cuda.synchronize": noop("torch.cuda.synchronize", "CPU work is synchronous"),
         "torch.cuda.set_device": noop("torch.cuda.set_device", "there is one CPU device"),
         "torch.cuda.current_device": noop("torch.cuda.current_device", "there is one CPU device", "0"),
+        # torch.cpu.device_count() is 1: a script launched with one process per GPU needs one per process
+        "torch.cuda.device_count": noop("torch.cuda.device_count", "one CPU device per process the launcher "
+                                        "started (LOCAL_WORLD_SIZE), 1 outside a launcher", HOST_DEVICE_COUNT),
         # torch.cuda.FloatTensor is torch.FloatTensor's CUDA twin: as constructor, in x.type(T), in isinstance
         **{f"torch.cuda.{n}": same(f"torch.cuda.{n}", f"torch.{n}") for n in legacy_tensor_types(CUDA_NAMES)},
     },

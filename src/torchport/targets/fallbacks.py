@@ -96,8 +96,22 @@ def host_event_class(wait_for_device: str = "") -> str:
     return _HOST_EVENT_CLASS.format(wait=wait, wait_or_pass=wait or "        pass\n")
 
 
+# How many devices `device_count()` counts where the CPU stands in for the GPUs: one per process
+# the launcher started on this machine (torchrun's LOCAL_WORLD_SIZE), 1 outside a launcher. A CUDA
+# script launched with one process per GPU reads the count as a process count or a bound on its
+# rank (`assert device_count() > local_rank`, `device_count() // local_world_size` devices each):
+# with the CPU's own count (1) rank 1 fails its check and each rank gets 0 devices. Every call
+# gets it, not only those the rewrite could tell are such uses: one CPU per launched process is
+# what the script's author meant by one GPU per process, and outside a launcher the count is 1.
+# (`os.getenv`: modules_used would read `os.environ.get` as a module `os.environ` to import.)
+HOST_DEVICE_COUNT_FUNCTION = '''def host_device_count():
+    """device_count() where the CPU stands in for the GPUs: one per process the launcher started here."""
+    return int(os.getenv("LOCAL_WORLD_SIZE", "1"))'''
+HOST_DEVICE_COUNT = "host_device_count()"
+
 # Module-level definitions every target may need for the answers here (see `Target.definitions`).
-DEFINITIONS = {"host_properties": HOST_PROPERTIES_FUNCTION, "host_memory_info": HOST_MEMORY_INFO}
+DEFINITIONS = {"host_properties": HOST_PROPERTIES_FUNCTION, "host_memory_info": HOST_MEMORY_INFO,
+               "host_device_count": HOST_DEVICE_COUNT_FUNCTION}
 HOST_MEMORY = "host_memory_info()"
 
 # Capability queries, answered for a device that has no such notion. bfloat16: the CPU computes

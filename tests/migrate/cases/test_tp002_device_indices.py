@@ -171,23 +171,43 @@ CASES = [
                 '    return torch.zeros(2, device="mps")\n'
                 "mp.spawn(worker, args=(2,), nprocs=torch.mps.device_count())\n"
             ),
-            "cpu": TORCH + (
+            "cpu": (
+                "import os\n"
+                "\n"
+                "import torch\n"
                 "import torch.multiprocessing as mp\n"
+                "\n"
+                "\n"
+                "def host_device_count():\n"
+                '    """device_count() where the CPU stands in for the GPUs: one per process the launcher started here."""\n'
+                '    return int(os.getenv("LOCAL_WORLD_SIZE", "1"))\n'
+                "\n"
+                "\n"
                 "def worker(rank, world_size):\n"
                 '    state = torch.load("ckpt.pt", map_location="cpu")\n'
                 '    return torch.zeros(2, device="cpu")\n'
-                "mp.spawn(worker, args=(2,), nprocs=torch.cpu.device_count())\n"
+                "mp.spawn(worker, args=(2,), nprocs=host_device_count())\n"
             ),
-            "accelerator": TORCH + (
+            "accelerator": (
+                "import os\n"
+                "\n"
+                "import torch\n"
                 "import torch.multiprocessing as mp\n"
                 'DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'
+                "\n"
+                "\n"
+                "def host_device_count():\n"
+                '    """device_count() where the CPU stands in for the GPUs: one per process the launcher started here."""\n'
+                '    return int(os.getenv("LOCAL_WORLD_SIZE", "1"))\n'
+                "\n"
+                "\n"
                 "def worker(rank, world_size):\n"
                 '    state = torch.load("ckpt.pt", map_location=DEVICE_TYPE)\n'
                 "    return torch.zeros(2, device=torch.device(DEVICE_TYPE, rank))\n"
-                "mp.spawn(worker, args=(2,), nprocs=(torch.accelerator.device_count() if torch.accelerator.is_available() else 1))\n"
+                "mp.spawn(worker, args=(2,), nprocs=(torch.accelerator.device_count() if torch.accelerator.is_available() else host_device_count()))\n"
             ),
         },
-        id="the rank that mp.spawn passes",
+        id="the rank that mp.spawn passes; the process count, one per launched process on the CPU",
     ),
     pytest.param(
         "import argparse\n"

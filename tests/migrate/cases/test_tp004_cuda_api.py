@@ -64,13 +64,28 @@ CASES = [
                 "\n"
                 "n = torch.mps.device_count()\n"
             ),
-            "cpu": TORCH + (
+            "cpu": (
+                "import os\n"
                 "\n"
-                "n = torch.cpu.device_count()\n"
+                "\n"
+                "def host_device_count():\n"
+                '    """device_count() where the CPU stands in for the GPUs: one per process the launcher started here."""\n'
+                '    return int(os.getenv("LOCAL_WORLD_SIZE", "1"))\n'
+                "\n"
+                "\n"
+                "n = host_device_count()\n"
             ),
-            "accelerator": TORCH + (
+            "accelerator": (
+                "import os\n"
+                "import torch\n"
                 "\n"
-                "n = (torch.accelerator.device_count() if torch.accelerator.is_available() else 1)\n"
+                "\n"
+                "def host_device_count():\n"
+                '    """device_count() where the CPU stands in for the GPUs: one per process the launcher started here."""\n'
+                '    return int(os.getenv("LOCAL_WORLD_SIZE", "1"))\n'
+                "\n"
+                "\n"
+                "n = (torch.accelerator.device_count() if torch.accelerator.is_available() else host_device_count())\n"
             ),
         },
         id="from torch import cuda",

@@ -31,11 +31,16 @@ def host_memory_info():
     return (page * os.sysconf("SC_AVPHYS_PAGES") if "SC_AVPHYS_PAGES" in counts else total), total
 
 
+def host_device_count():
+    """device_count() where the CPU stands in for the GPUs: one per process the launcher started here."""
+    return int(os.getenv("LOCAL_WORLD_SIZE", "1"))
+
+
 torch.manual_seed(0)
 if torch.accelerator.is_available():
     torch.accelerator.synchronize()
     torch.accelerator.empty_cache()
-n = (torch.accelerator.device_count() if torch.accelerator.is_available() else 1)
+n = (torch.accelerator.device_count() if torch.accelerator.is_available() else host_device_count())
 peak = (torch.accelerator.max_memory_allocated() if torch.accelerator.is_available() else 0) / 2**20
 name = DEVICE_TYPE
 props = (torch.get_device_module(DEVICE_TYPE).get_device_properties(0) if torch.accelerator.is_available() else host_properties())

@@ -29,8 +29,13 @@ def host_memory_info():
     return (page * os.sysconf("SC_AVPHYS_PAGES") if "SC_AVPHYS_PAGES" in counts else total), total
 
 
+def host_device_count():
+    """device_count() where the CPU stands in for the GPUs: one per process the launcher started here."""
+    return int(os.getenv("LOCAL_WORLD_SIZE", "1"))
+
+
 torch.manual_seed(0)
-n = torch.cpu.device_count()
+n = host_device_count()
 peak = 0.0
 name = platform.processor()
 props = host_properties()

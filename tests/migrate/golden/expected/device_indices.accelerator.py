@@ -4,6 +4,12 @@ import torch
 import torch.multiprocessing as mp
 DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
 
+
+def host_device_count():
+    """device_count() where the CPU stands in for the GPUs: one per process the launcher started here."""
+    return int(os.getenv("LOCAL_WORLD_SIZE", "1"))
+
+
 x = torch.ones(2).to(f"{DEVICE_TYPE}:0")
 y = torch.zeros(2, device=f"{DEVICE_TYPE}:1")
 state = torch.load("ckpt.pt", map_location=DEVICE_TYPE)
@@ -25,4 +31,4 @@ def worker(rank, world_size):
     return torch.zeros(2, device=torch.device(DEVICE_TYPE, rank))
 
 
-mp.spawn(worker, args=(2,), nprocs=(torch.accelerator.device_count() if torch.accelerator.is_available() else 1))
+mp.spawn(worker, args=(2,), nprocs=(torch.accelerator.device_count() if torch.accelerator.is_available() else host_device_count()))

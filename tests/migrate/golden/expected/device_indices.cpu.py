@@ -3,6 +3,12 @@ import os
 import torch
 import torch.multiprocessing as mp
 
+
+def host_device_count():
+    """device_count() where the CPU stands in for the GPUs: one per process the launcher started here."""
+    return int(os.getenv("LOCAL_WORLD_SIZE", "1"))
+
+
 x = torch.ones(2).to("cpu")
 y = torch.zeros(2, device="cpu")
 state = torch.load("ckpt.pt", map_location="cpu")
@@ -24,4 +30,4 @@ def worker(rank, world_size):
     return torch.zeros(2, device="cpu")
 
 
-mp.spawn(worker, args=(2,), nprocs=torch.cpu.device_count())
+mp.spawn(worker, args=(2,), nprocs=host_device_count())
