@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.fidelity  # (a whole benchmark run: in make fidelity, with the other end-to-end runs)
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "fallback.py"
 
 

@@ -29,6 +29,7 @@ def _run(command, cwd):
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.fidelity  # (whole example runs, as make demo does them: in make fidelity, with the pattern projects)
 @pytest.mark.parametrize("script", SINGLE)
 def test_migrated_example_runs_to_its_final_line(migrated, script):
     done = _run([sys.executable, script], migrated)
@@ -38,6 +39,7 @@ def test_migrated_example_runs_to_its_final_line(migrated, script):
     assert not [n.attr for n in ast.walk(code) if isinstance(n, ast.Attribute) and n.attr == "cuda"]
 
 
+@pytest.mark.fidelity  # (whole example runs, as make demo does them: in make fidelity, with the pattern projects)
 def test_migrated_ddp_example_runs_under_torchrun(migrated):
     done = _run([TORCHRUN, "--standalone", "--nproc_per_node", "2", "ddp_train.py"], migrated)
     assert done.returncode == 0, done.stderr[-2000:]

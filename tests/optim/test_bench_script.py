@@ -16,6 +16,7 @@ def _bench(*args):
                           timeout=300)
 
 
+@pytest.mark.fidelity  # (a whole benchmark run: in make fidelity, with the other end-to-end runs)
 def test_repeat_prints_each_run_and_the_spread():
     done = _bench("--only", "SGD,RMSprop", "--case", "b", "--rounds", "1", "--repeat", "2")
     assert done.returncode == 0, done.stderr
@@ -34,6 +35,7 @@ def test_an_absent_device_is_a_one_line_error():
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.fidelity
 @pytest.mark.parametrize("mode, timed", [("fresh", "zero_grad() + step() with fresh grads"),
                                          ("zeroed", "zero_grad(set_to_none=False) + step()")])
 def test_grads_modes_time_zero_grad_and_step(mode, timed):

@@ -62,6 +62,7 @@ def runs(tmp_path_factory, run_tool):
     return {case: job.result() for case, job in jobs.items()}
 
 
+@pytest.mark.fidelity  # (whole example runs, as make demo does them: in make fidelity, with the pattern projects)
 @pytest.mark.parametrize("script, target", CASES, ids=[f"{s.stem}-{t}" for s, t in CASES])
 def test_example_runs_to_its_final_line(runs, script, target):
     result, logs = runs[(script, target)]
