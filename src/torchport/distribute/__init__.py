@@ -1,0 +1,11 @@
+"""A single-card CUDA training script made one that runs as N processes, one per device
+(`migrate --distributed`, `run --distributed`, and what `analyze` says --distributed would change).
+
+The steps rewrite the script in CUDA's own dialect (`torch.cuda.set_device(LOCAL_RANK)`,
+`init_process_group("nccl")`, DDP): the migration that follows maps those to the target like any
+other CUDA code, so what each target calls them stays in targets/ and the rules.
+"""
+
+from torchport.distribute.driver import Distributed, Options, distribute_source
+
+__all__ = ["Distributed", "Options", "distribute_source"]

@@ -1,0 +1,73 @@
+"""The steps of --distributed, in order, over one file's source; their changes as report rows at
+the lines of the file as read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+
+import libcst as cst
+
+from torchport.distribute import detect, loaders, model, rank_zero, setup, spawn
+from torchport.distribute.changes import Change
+from torchport.distribute.lines import back, line_map
+from torchport.findings import Finding
+
+BATCH_MODES = ("global", "per-rank")
+
+
+@dataclass(frozen=True)
+class Options:
+    # "global": the batch the script asks for is split across the processes (each takes
+    # batch // WORLD_SIZE), so N cards train as one did; "per-rank": each process keeps the whole
+    # batch and the learning rate is scaled by WORLD_SIZE instead.
+    batch: Literal["global", "per-rank"] = "global"
+    # Whether the file is a training entry script (None: decided from the file, detect.py).
+    entry: bool | None = None
+
+
+@dataclass
+class Distributed:
+    source: str  # the file's source, rewritten (itself when nothing changed)
+    findings: list[Finding] = field(default_factory=list)  # at the lines of the file as read
+    plan: detect.Plan | None = None  # what detect.read found (None: not valid Python)
+
+    @property
+    def changed(self) -> bool:
+        return any(f.operation.is_change for f in self.findings)
+
+
+# Each step: (source, plan, options) -> (source, changes at the lines of the source it was given).
+Step = Callable[[str, "detect.Plan", Options], "tuple[str, list[Change]]"]
+STEPS: tuple[Step, ...] = (
+    spawn.launch_in_place,  # mp.spawn(fn, ...) -> fn(LOCAL_RANK, ...)
+    loaders.shard_loaders,  # DistributedSampler, set_epoch, the batch split (or the LR scaled)
+    model.wrap_model,  # DataParallel -> DDP; DDP after the model is on its device
+    rank_zero.rank_zero,  # saves and progress on rank 0; a barrier before a checkpoint is read
+    setup.insert_setup,  # LOCAL_RANK / RANK / WORLD_SIZE, set_device, the process group (last: it reads what the others did)
+)
+
+
+def distribute_source(source: str, path: str = "<string>", options: Options = Options()) -> Distributed:
+    """`source` made to run as one of N processes, when it is a training entry script that is
+    not distributed already (detect.py says which); otherwise unchanged, with a row saying why."""
+    try:
+        plan = detect.read(cst.parse_module(source), options)
+    except cst.ParserSyntaxError:
+        return Distributed(source)
+    findings = [_finding(path, change, None) for change in plan.notes]
+    if not plan.to_distribute:
+        return Distributed(source, findings, plan)
+    text = source
+    for step in STEPS:
+        new, changes = step(text, plan, options)
+        lines = line_map(source, text)  # (lines of the text this step saw, back to the file as read)
+        findings += [_finding(path, change, lines) for change in changes]
+        text = new
+    findings.sort(key=lambda f: (f.start_line, f.code))
+    return Distributed(text, findings, plan)
+
+
+def _finding(path: str, change: Change, lines: list[int] | None) -> Finding:
+    start, end = (change.start_line, change.end_line) if lines is None else (back(lines, change.start_line), back(lines, change.end_line))
+    return Finding(path, start, max(start, end), change.code, change.operation, change.message, change.api)
