@@ -166,7 +166,7 @@ def _run(name: str, mode: str, migration, tmp: Path) -> Run:
     if mode.startswith("migrated-"):
         result, migrated = migration.result()  # the migration runs while the references do
         if result.returncode != 0:
-            return Run(result, [], [], [], [])
+            return Run(result, [result.stdout], [], [], [])
     else:
         migrated = run_dir
     result = _execute(_command(name, mode, migrated, logs), work, _env(run_dir))

@@ -25,7 +25,7 @@ BATCH_SIZE = 8
 LEARNING_RATE = 0.1
 
 torch.manual_seed(0)
-device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+device = torch.device("cuda:0")
 
 
 def make_split(size, seed):

@@ -3,7 +3,8 @@ train_loader, optimizer, epoch) and test(model, device, test_loader), the loader
 train_kwargs / test_kwargs dicts with cuda_kwargs (workers, pinned memory, shuffling) added on the
 GPU, Adadelta with StepLR, --save-model writing mnist_cnn.pt.
 
-Run: python mnist_single.py [--save-model]. It needs a CUDA GPU as it is (--no-cuda for the CPU).
+Run: python mnist_single.py [--save-model]. Without a GPU (or with --no-cuda) it trains on the CPU,
+without the loaders' cuda_kwargs.
 
 Unlike the example: a small synthetic 28x28 set in place of the MNIST download, and a two-layer
 MLP without dropout (so that every process computes the same thing).
