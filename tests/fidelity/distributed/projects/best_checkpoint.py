@@ -1,8 +1,10 @@
 """A single-card trainer with validation and checkpointing, written top to bottom without a main()
-as many public training scripts are: each epoch it validates and, when the validation loss is the
-best so far, saves the model (`torch.save(model.state_dict(), 'best_model.pt')`); at the end it
-reads the best model back (`model.load_state_dict(torch.load('best_model.pt'))`) and tests it. The
-device is the first GPU by name ("cuda:0").
+as tutorial-style training scripts are: each epoch it validates and, when the validation loss is the
+best so far, saves the model (`torch.save(model.state_dict(), 'best_model.pt')`, the PyTorch
+save-and-load tutorial's calls, kept for the best validation loss as debuggercafe's SaveBestModel
+and the many public scripts that copy it do); at the end it reads the best model back
+(`model.load_state_dict(torch.load('best_model.pt'))`) and tests it. The device is the first GPU
+by name ("cuda:0").
 
 Run: python best_checkpoint.py. It needs a CUDA GPU as it is.
 
