@@ -11,6 +11,8 @@ Modes:
   migrated-python   the same output as plain python (a group of one, started without a launcher)
   run-torchrun      `torchrun --standalone --nproc_per_node 2 -m torchport run --distributed
                     --target cpu`, the script unmodified
+  plain-python      `torchport migrate --target cpu` (no --distributed), the output as plain python:
+                    without the flag the DataParallel and spawn trainers keep working, as one process
 
 Each run must reach its FINAL line on rank 0, and:
   - every training sample is seen exactly once per epoch across the processes, in equal shares
@@ -72,7 +74,8 @@ PROJECTS = {
     "local_rank_assert": Project(progress=r"\d+/\d+ batch \d+ loss|epoch \d+ val", cpu_fallback=True),
 }
 
-MODES = ["reference", "migrated-torchrun", "migrated-python", "run-torchrun"]
+MODES = ["reference", "migrated-torchrun", "migrated-python", "run-torchrun", "plain-python"]
+MIGRATIONS = {"migrated-torchrun": "distributed", "migrated-python": "distributed", "plain-python": "plain"}
 LAUNCHED = {"migrated-torchrun", "run-torchrun"}  # two processes under torchrun
 CASES = [(name, mode) for name in PROJECTS for mode in MODES]
 COMPARED = [(name, mode) for name, mode in CASES if mode != "reference"]  # against the reference
@@ -117,9 +120,10 @@ def _execute(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.C
         return subprocess.CompletedProcess(command, 124, out, f"timed out after {TIMEOUT_S} s")
 
 
-def _migrate(out: Path) -> subprocess.CompletedProcess:
-    command = [*TORCHPORT, "migrate", str(PROJECT_DIR), "-o", str(out), "--distributed", "--target", "cpu", "--quiet"]
-    return _execute(command, out.parent, dict(os.environ))
+def _migrate(kind: str, out: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    flags = ["--distributed"] if kind == "distributed" else []
+    command = [*TORCHPORT, "migrate", str(PROJECT_DIR), "-o", str(out), *flags, "--target", "cpu", "--quiet"]
+    return _execute(command, out.parent, dict(os.environ)), out
 
 
 def _command(name: str, mode: str, migrated: Path, logs: Path) -> list[str]:
@@ -130,6 +134,7 @@ def _command(name: str, mode: str, migrated: Path, logs: Path) -> list[str]:
         "reference": [*TORCHPORT, "run", "--target", "cpu", original, *args],
         "migrated-torchrun": [*torchrun, output, *args],
         "migrated-python": [sys.executable, output, *args],
+        "plain-python": [sys.executable, output, *args],
         "run-torchrun": [*torchrun, "-m", "torchport", "run", "--distributed", "--target", "cpu", original, *args],
     }[mode]
 
@@ -159,12 +164,12 @@ def _rank_stdouts(logs: Path) -> list[str]:
     return [found.get(rank, "") for rank in range(RANKS)]
 
 
-def _run(name: str, mode: str, migration, tmp: Path) -> Run:
+def _run(name: str, mode: str, migrations: dict, tmp: Path) -> Run:
     run_dir = tmp / f"{name}-{mode}"
     work, logs = run_dir / "work", run_dir / "logs"
     work.mkdir(parents=True)
-    if mode.startswith("migrated-"):
-        result, migrated = migration.result()  # the migration runs while the references do
+    if mode in MIGRATIONS:
+        result, migrated = migrations[MIGRATIONS[mode]].result()  # the migrations run while the references do
         if result.returncode != 0:
             return Run(result, [result.stdout], [], [], [])
     else:
@@ -178,13 +183,15 @@ def _run(name: str, mode: str, migration, tmp: Path) -> Run:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[tuple[str, str], Run]:
-    """Every (project, mode) run, two at a time; the migration first, beside the references."""
+    """Every (project, mode) run, two at a time; the migrations first, then the references."""
     tmp = tmp_path_factory.mktemp("distributed")
-    (tmp / "migrated").mkdir()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        migration = pool.submit(lambda: (_migrate(tmp / "migrated" / "out"), tmp / "migrated" / "out"))
+        migrations = {}
+        for kind in sorted(set(MIGRATIONS.values())):
+            (tmp / kind).mkdir()
+            migrations[kind] = pool.submit(_migrate, kind, tmp / kind / "out")
         order = sorted(CASES, key=lambda case: case[1] != "reference")
-        done = {case: pool.submit(_run, *case, migration, tmp) for case in order}
+        done = {case: pool.submit(_run, *case, migrations, tmp) for case in order}
         return {case: job.result() for case, job in done.items()}
 
 
