@@ -114,12 +114,21 @@ def _env(run_dir: Path) -> dict[str, str]:
 
 
 def _execute(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    """Run a command; a run past the time limit comes back as a failed run, not as an error."""
+    """Run a command; a run past the time limit comes back as a failed run, not as an error. It is
+    stopped by SIGTERM first: torchrun then stops its workers (each in a session of its own, which
+    a SIGKILL to torchrun would leave running, waiting for their group)."""
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired as late:
-        out = late.stdout.decode() if isinstance(late.stdout, bytes) else late.stdout or ""
-        return subprocess.CompletedProcess(command, 124, out, f"timed out after {TIMEOUT_S} s")
+        stdout, stderr = process.communicate(timeout=TIMEOUT_S)
+        return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+    except subprocess.TimeoutExpired:
+        process.terminate()
+        try:
+            stdout, _ = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, _ = process.communicate()
+        return subprocess.CompletedProcess(command, 124, stdout, f"timed out after {TIMEOUT_S} s")
 
 
 def _migrate(kind: str, out: Path) -> tuple[subprocess.CompletedProcess, Path]:
