@@ -219,7 +219,7 @@ def _final_line(stdout: str) -> str:
 
 def _progress(name: str, stdout: str) -> list[str]:
     pattern = re.compile(PROJECTS[name].progress)
-    return [line for line in stdout.splitlines() if pattern.match(line.strip())]
+    return [line for line in stdout.splitlines() if pattern.match(line)]
 
 
 def _relative_difference(got: list, want: list) -> float:
