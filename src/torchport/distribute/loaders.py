@@ -49,11 +49,8 @@ _POSITION = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_s
 def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
     """`source` with its training loaders sharded across the processes (module docstring)."""
     try:
-        wrapper = MetadataWrapper(cst.parse_module(source))
-        facts = _Facts.read(wrapper)
-    except (cst.ParserSyntaxError, Exception) as error:  # (LibCST's scope analysis fails on some odd code)
-        if isinstance(error, (KeyboardInterrupt, MemoryError)):
-            raise
+        facts = _Facts.read(MetadataWrapper(cst.parse_module(source)))
+    except Exception:  # (LibCST's scope analysis fails on some odd code: such a file is left as it is)
         return source, []
     edits = _Edits()
     sites = [_site(call, facts) for call in facts.loaders]
@@ -394,8 +391,8 @@ def _with_shuffle_and_sampler(call: cst.Call, shuffle: cst.Arg | None, kwargs: c
         call = _replace_arg(call, current, current.with_changes(value=_and_no_sampler(shuffle.value, no_sampler)))
     positional = _argument(call, "sampler")
     if positional is not None:  # (`None` given by position: ours takes its place)
-        return _replace_arg(call, positional, positional.with_changes(value=cst.Name(sampler)))
-    return _add_keyword(call, "sampler", cst.Name(sampler), after=_argument(call, "shuffle"))
+        return _replace_arg(call, positional, positional.with_changes(value=_expr(sampler)))
+    return _add_keyword(call, "sampler", _expr(sampler), after=_argument(call, "shuffle"))
 
 
 def _and_no_sampler(value: cst.BaseExpression, no_sampler: str) -> cst.BaseExpression:
@@ -436,6 +433,8 @@ def _with_batch(call, site, facts, options, edits, sampler: str, kwargs: cst.Arg
     split = _expr(f"{_operand(batch.value)} // {WORLD_SIZE}")
     if only_when:
         split = cst.IfExp(test=_expr(only_when), body=split, orelse=batch.value)
+    if only_when:
+        name += "'s training split"
     edits.row(facts, site.statement, BATCH_CODE, Operation.MODIFY,
               f"{name}: batch_size {_source(batch.value)} -> {_source(batch.value)} // {WORLD_SIZE} on each process, so the "
               f"global batch stays {_source(batch.value)} and N cards train as one did (exact where it is a multiple of "
