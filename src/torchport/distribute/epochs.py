@@ -29,37 +29,41 @@ _LOADERISH = re.compile(r"loader|(?:^|_)dl$", re.I)
 
 def add_set_epoch(facts, samplers, sites_rewritten: bool, edits) -> None:
     """Plan the set_epoch calls for `samplers` (what loaders.py made) in `edits`."""
-    covered = set()
+    covered, inline, made_each_epoch = set(), set(), set()
     for sampler in samplers:
         loop = _epoch_loop_around(sampler.statement, facts)
         if loop is not None:  # (the loader is made anew each epoch: set_epoch right after its sampler)
             edits.before[sampler.statement].append(_guard(sampler.expr, _epoch_var(loop)))
-            edits.row(facts, sampler.statement, CODE, Operation.INSERT, _said(sampler.expr, _epoch_var(loop)), API)
-            covered.add(sampler.expr)
+            edits.row(facts, sampler.statement, CODE, Operation.INSERT, _said([sampler.expr], _epoch_var(loop)), API)
+            inline.add(sampler.expr)
+            made_each_epoch.add(loop)
     for loop in _epoch_loops(facts):
+        if loop in made_each_epoch:
+            continue
         var = _epoch_var(loop)
-        seen = [s for s in samplers if _sees(loop, s, facts)]
+        seen = [s for s in samplers if s.expr not in inline and _sees(loop, s, facts)]
         if seen:
             guards = [_guard(s.expr, var) for s in seen]
-            covered.update(s.expr for s in seen)
-            what = ", ".join(s.expr for s in seen)
+            what = [s.expr for s in seen]
         else:
             loaders = _loaders_read(loop, facts) if sites_rewritten else []
             if not loaders:
                 continue
             guards = [_guard_isinstance(expr, var) for expr in loaders]
-            what = ", ".join(f"{expr}.sampler" for expr in loaders)
+            what = [f"{expr}.sampler" for expr in loaders]
         edits.first_in[loop] = guards
         edits.row(facts, loop.target, CODE, Operation.INSERT, _said(what, var), API)
+        covered.update(s.expr for s in seen)
     for sampler in samplers:
-        if sampler.expr not in covered and sampler.shuffles:
+        if sampler.expr not in covered | inline and sampler.shuffles:
             edits.row(facts, sampler.statement, CODE, Operation.NOTE,
                       f"no epoch loop (`for epoch in ...`) sees {sampler.expr}: call {sampler.expr}.set_epoch(epoch) "
                       f"at the start of each epoch, else every epoch reads the same order", API)
 
 
-def _said(what: str, var: str) -> str:
-    return (f"{what}.set_epoch({var}) first in the epoch loop, guarded: a new shuffle order every epoch, the same "
+def _said(exprs: list[str], var: str) -> str:
+    calls = ", ".join(f"{expr}.set_epoch({var})" for expr in exprs)
+    return (f"{calls} first in the epoch loop, guarded: a new shuffle order every epoch, the same "
             f"on every process; a run without a launcher (no sampler) skips it")
 
 

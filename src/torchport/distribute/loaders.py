@@ -162,20 +162,29 @@ class _Site:
     label: str  # what names it: the name it is bound to, its key in a dict, the function that returns it
     target: cst.BaseExpression | None
     split: _Split | None = None
+    key: str = ""  # its key, where it is a value of a dict display (`"train"`)
     role: str = ""
     why: str = ""  # what told its role
+
+    @property
+    def name(self) -> str:
+        """How the rows call it: `train_loader`, `loaders["train"]`, `self.train_loader`."""
+        target = _source(self.target) if self.target is not None else ""
+        if self.key:
+            return f"{target}[{self.key}]" if target else self.label
+        return target or self.label or "the loader"
 
 
 def _site(call: cst.Call, facts: _Facts) -> _Site:
     child, node = call, facts.parents.get(call)
-    label, target, split, why_not, index = "", None, None, "", None
+    label, target, split, why_not, index, key = "", None, None, "", None, ""
     while node is not None and not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
         if isinstance(node, cst.Element) and isinstance(facts.parents.get(node), cst.Tuple):
             index = facts.parents[node].elements.index(node) if index is None else index
         elif isinstance(node, (cst.Assign, cst.AnnAssign)) and child is node.value:
             target = _assigned(node, index)
         elif isinstance(node, cst.DictElement) and child is node.value and isinstance(node.key, cst.SimpleString):
-            label = label or str(node.key.evaluated_value)
+            label, key = label or str(node.key.evaluated_value), key or node.key.value
         elif isinstance(node, cst.DictComp) and child is node.value and split is None and not why_not:
             split = _split_of(node)
             why_not = "" if split else "it is made in a comprehension over splits this step cannot read"
@@ -185,7 +194,7 @@ def _site(call: cst.Call, facts: _Facts) -> _Site:
             why_not = why_not or "it is made only on some condition within its statement"
         elif isinstance(node, cst.Return):
             function = next((a for a in facts.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
-            label = label or (function.name.value if function else "")
+            label = label or _without_verb(function.name.value if function else "")
         child, node = node, facts.parents.get(node)
     label = label or _label_of(target)
     statement = node if node is not None and _in_a_block(node, facts) else None
@@ -193,7 +202,12 @@ def _site(call: cst.Call, facts: _Facts) -> _Site:
         why_not = why_not or "its statement shares a line with others"
     elif isinstance(node, cst.While):
         statement, why_not = None, why_not or "it is made in a while loop's test"
-    return _Site(call, statement, why_not, label, target, split)
+    return _Site(call, statement, why_not, label, target, split, key)
+
+
+def _without_verb(name: str) -> str:
+    """`get_train_loader` -> `train_loader`: a function that returns a loader, named for what it returns."""
+    return re.sub(r"^_*(get|make|build|create|load|init|prepare|setup|set_up)_", "", name) or name
 
 
 def _assigned(assign: cst.Assign | cst.AnnAssign, index: int | None) -> cst.BaseExpression | None:
@@ -326,7 +340,7 @@ class _Edits:
 
 
 def _shard(site: _Site, facts: _Facts, options, edits: _Edits) -> list[SamplerMade]:
-    name = site.label or "the loader"
+    name = site.name
     where = site.statement or site.call
     if site.role == VALIDATION:
         edits.row(facts, where, CODE, Operation.NOTE,
@@ -374,7 +388,7 @@ def _shard_one(site: _Site, facts: _Facts, options, edits: _Edits) -> SamplerMad
     edits.calls[call] = new
     edits.before[site.statement] = hoisted
     edits.row(facts, site.statement, CODE, Operation.INSERT,
-              f"{sampler}: a DistributedSampler on {site.label or 'the loader'} (training: {site.why}), the shuffle moved into it: "
+              f"{sampler}: a DistributedSampler on {site.name} (training: {site.why}), the shuffle moved into it: "
               f"each process reads its own 1/{WORLD_SIZE} of the set (a set whose length is no multiple of {WORLD_SIZE} "
               f"has a few samples repeated to even the parts); without a launcher ({WORLD_SIZE} 1) it reads the whole set as before")
     return SamplerMade(sampler, site.statement, order != "False", facts.line(site.statement))
@@ -406,7 +420,7 @@ def _and_no_sampler(value: cst.BaseExpression, no_sampler: str) -> cst.BaseExpre
 def _with_batch(call, site, facts, options, edits, sampler: str, kwargs: cst.Arg | None, only_when: str = "") -> cst.Call:
     """The batch split across the processes (global batch kept), or kept per process (per-rank)."""
     batch = _argument(call, "batch_size")
-    name = site.label or "the loader"
+    name = site.name
     if options.batch == "per-rank":
         kept = _source(batch.value) if batch is not None else "1 (the default)"
         edits.row(facts, site.statement, BATCH_CODE, Operation.NOTE,
@@ -434,7 +448,7 @@ def _with_batch(call, site, facts, options, edits, sampler: str, kwargs: cst.Arg
     if only_when:
         split = cst.IfExp(test=_expr(only_when), body=split, orelse=batch.value)
     if only_when:
-        name += "'s training split"
+        name = f"the training split of {name}"
     edits.row(facts, site.statement, BATCH_CODE, Operation.MODIFY,
               f"{name}: batch_size {_source(batch.value)} -> {_source(batch.value)} // {WORLD_SIZE} on each process, so the "
               f"global batch stays {_source(batch.value)} and N cards train as one did (exact where it is a multiple of "
@@ -446,7 +460,7 @@ def _shard_split(site: _Site, facts: _Facts, options, edits: _Edits) -> list[Sam
     split, call, hoisted = site.split, site.call, []
     var, keys = split.var, split.train_keys
     loop = f"for {var} in {_source(split.comp.for_in.iter)}"
-    label = site.label or _label_of(site.target) or "loaders"
+    label = site.label or "loaders"
     is_train = f"{var} == {keys[0].value}" if len(keys) == 1 else f"{var} in ({', '.join(k.value for k in keys)})"
     samplers = _fresh(_renamed(label, "sampler", "samplers", plural=True), site.target, facts)
     dataset = _argument(call, "dataset").value
@@ -466,7 +480,7 @@ def _shard_split(site: _Site, facts: _Facts, options, edits: _Edits) -> list[Sam
     edits.before[site.statement] = hoisted
     names = ", ".join(str(k.evaluated_value) for k in keys)
     edits.row(facts, site.statement, CODE, Operation.INSERT,
-              f"{samplers}: a DistributedSampler for the training split ({names}) of {label}, the others left whole "
+              f"{samplers}: a DistributedSampler for the training split ({names}) of {site.name}, the others left whole "
               f"(each process evaluates them whole); the shuffle moved into the sampler; without a launcher every split reads as before")
     return [SamplerMade(f"{samplers}[{k.value}]", site.statement, order != "False", facts.line(site.statement)) for k in keys]
 
