@@ -315,3 +315,21 @@ def test_through_the_driver_rows_land_on_the_lines_of_the_file_as_read():
 
 def test_torch_is_importable_here():  # (the exec'd sources above import it)
     assert torch.utils.data.distributed.DistributedSampler
+
+
+def test_a_sampler_in_a_spread_dict_display_is_the_users_own():
+    source = ("import torch\nkw = {'batch_size': 8, 'sampler': weighted}\n"
+              "train_loader = torch.utils.data.DataLoader(ds, **kw)\n")
+    out, changes = shard(source)
+    assert out == source and "own sampler (in **kw)" in changes[0].message
+
+
+@pytest.mark.parametrize("source, why", [
+    ("train_loader = torch.utils.data.DataLoader(*loader_args, shuffle=True)", "its dataset is not given"),
+    ("train_loader = torch.utils.data.DataLoader(ds, *rest, shuffle=True)", "spread from a sequence"),
+    ("loaders = {x: torch.utils.data.DataLoader(sets[x], **kw) for x in ['train', 'val']}", "**kwargs"),
+])
+def test_arguments_this_step_cannot_place_leave_the_loader_whole(source, why):
+    source = f"import torch\n{source}\n"
+    out, changes = shard(source)
+    assert out == source and why in changes[0].message

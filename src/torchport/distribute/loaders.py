@@ -82,21 +82,43 @@ def _shard(site: Site, facts: Facts, options, edits: Edits) -> list[SamplerMade]
                   f"{name}: left whole, nothing says whether it trains or validates; a training loader needs "
                   f"sampler={SAMPLER}(its dataset) so that each process reads its own part")
         return []
-    own = argument(site.call, "sampler") or argument(site.call, "batch_sampler")
-    if own is not None and not is_none(own.value):
+    own = _own_sampler(site, facts)
+    if own:
         edits.row(facts, where, CODE, Operation.NOTE,
-                  f"{name} has its own sampler ({code_of(own.value)}): kept, and its batch too; every process "
+                  f"{name} has its own sampler ({own}): kept, and its batch too; every process "
                   f"reads all it gives unless it splits by rank (torch.distributed.get_rank())")
         return []
-    if site.why_not or argument(site.call, "dataset") is None:
+    why_not = site.why_not or _why_not_in_place(site)
+    if why_not:
         edits.row(facts, where, CODE, Operation.NOTE,
-                  f"{name}: a training loader left whole, {site.why_not or 'its dataset is not given by name or position'}; "
+                  f"{name}: a training loader left whole, {why_not}; "
                   f"give it sampler={SAMPLER}(its dataset) (shuffle moved into the sampler)")
         return []
     edits.needs_torch = True
     if site.split is not None:
         return _shard_split(site, facts, options, edits)
     return [_shard_one(site, facts, options, edits)]
+
+
+def _own_sampler(site: Site, facts: Facts) -> str:
+    """The sampler the loader is given (a keyword, by position, or in a `**dict` display), if any."""
+    own = argument(site.call, "sampler") or argument(site.call, "batch_sampler")
+    if own is not None and not is_none(own.value):
+        return code_of(own.value)
+    kwargs = double_star(site.call)
+    if kwargs is not None and any(dict_has_key(kwargs.value, key, site, facts) for key in ("sampler", "batch_sampler")):
+        return f"in **{code_of(kwargs.value)}"
+    return ""
+
+
+def _why_not_in_place(site: Site) -> str:
+    if argument(site.call, "dataset") is None:
+        return "its dataset is not given by name or position"
+    if any(a.star == "*" for a in site.call.args):
+        return "its arguments are spread from a sequence (*args)"
+    if site.split is not None and double_star(site.call) is not None and argument(site.call, "shuffle") is None:
+        return "its shuffle may come from **kwargs, which this step does not read within a comprehension"
+    return ""
 
 
 def _shard_one(site: Site, facts: Facts, options, edits: Edits) -> SamplerMade:
@@ -115,7 +137,7 @@ def _shard_one(site: Site, facts: Facts, options, edits: Edits) -> SamplerMade:
     hoisted.append(cst.parse_statement(f"{sampler} = {SAMPLER}({code_of(dataset)}, shuffle={order}) if {WORLD_SIZE} > 1 else None"))
     new = with_value(call, "dataset", dataset)
     new = _with_shuffle_and_sampler(new, shuffle, kwargs, sampler)
-    new = _with_batch(new, site, facts, options, edits, sampler, kwargs)
+    new = _with_batch(new, site, facts, options, edits, kwargs)
     edits.calls[call] = new
     edits.before[site.statement] = hoisted
     edits.row(facts, site.statement, CODE, Operation.INSERT,
@@ -148,7 +170,8 @@ def _and_no_sampler(value: cst.BaseExpression, no_sampler: str) -> cst.BaseExpre
     return cst.BooleanOperation(left=value, operator=cst.And(), right=expr(no_sampler))
 
 
-def _with_batch(call, site, facts, options, edits, sampler: str, kwargs: cst.Arg | None, only_when: str = "") -> cst.Call:
+def _with_batch(call: cst.Call, site: Site, facts: Facts, options, edits: Edits, kwargs: cst.Arg | None,
+                only_when: str = "") -> cst.Call:
     """The batch split across the processes (global batch kept), or kept per process (per-rank)."""
     batch = argument(call, "batch_size")
     name = site.name
@@ -206,7 +229,7 @@ def _shard_split(site: Site, facts: Facts, options, edits: Edits) -> list[Sample
     mine = f"{samplers}[{var}]"
     new = with_value(call, "dataset", dataset)
     new = _with_shuffle_and_sampler(new, shuffle, None, mine)
-    new = _with_batch(new, site, facts, options, edits, mine, None, only_when=is_train)
+    new = _with_batch(new, site, facts, options, edits, None, only_when=is_train)
     edits.calls[call] = new
     edits.before[site.statement] = hoisted
     names = ", ".join(str(k.evaluated_value) for k in keys)
