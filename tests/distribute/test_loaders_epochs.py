@@ -184,3 +184,42 @@ def test_no_epoch_loop_for_a_shuffling_sampler_is_said_and_for_an_ordered_one_no
     _, ordered = shard("import torch\ntrain_loader = torch.utils.data.DataLoader(ds)\n")
     assert [c.operation for c in shuffling if "no epoch loop" in c.message] == [Operation.NOTE]
     assert not [c for c in ordered if "no epoch loop" in c.message]
+
+
+def test_a_sampler_made_on_one_branch_only_is_reached_through_the_loaders_own():
+    out, _ = shard("""\
+        import torch
+        def main():
+            if args.small:
+                train_loader = torch.utils.data.DataLoader(small_set, shuffle=True)
+            else:
+                train_loader = torch.utils.data.DataLoader(big_set, sampler=weighted)
+            for epoch in range(3):
+                for x in train_loader:
+                    step(x)
+        """)
+    assert lines_after(out, "for epoch") == [ISINSTANCE.format("train_loader"), "train_loader.sampler.set_epoch(epoch)"]
+
+
+def test_loaders_bound_to_one_name_on_two_branches_share_one_sampler_name():
+    out, _ = shard("""\
+        import torch
+        if args.small:
+            train_loader = torch.utils.data.DataLoader(small_set, shuffle=True)
+        else:
+            train_loader = torch.utils.data.DataLoader(big_set, shuffle=True)
+        """)
+    assert out.count("train_sampler = ") == 2 and "train_sampler_2" not in out
+
+
+def test_a_sampler_made_under_the_main_guard_is_seen_from_the_functions_it_calls():
+    out, _ = shard("""\
+        import torch
+        def fit():
+            for epoch in range(3):
+                train()
+        if __name__ == '__main__':
+            train_loader = torch.utils.data.DataLoader(ds, shuffle=True)
+            fit()
+        """)
+    assert lines_after(out, "for epoch") == [GUARD, "train_sampler.set_epoch(epoch)"]

@@ -41,7 +41,7 @@ def add_set_epoch(facts, samplers, sites_rewritten: bool, edits) -> None:
         if loop in made_each_epoch:
             continue
         var = _epoch_var(loop)
-        seen = [s for s in samplers if s.expr not in inline and _sees(loop, s, facts)]
+        seen = list({s.expr: s for s in samplers if s.expr not in inline and _sees(loop, s, facts)}.values())
         if seen:
             guards = [_guard(s.expr, var) for s in seen]
             what = [s.expr for s in seen]
@@ -102,7 +102,7 @@ def _epoch_loop_around(node: cst.CSTNode, facts) -> cst.For | None:
 
 def _sees(loop: cst.For, sampler, facts) -> bool:
     """Whether the sampler bound above `sampler.statement` is bound when `loop` starts."""
-    if loop in facts.ancestors(sampler.statement):
+    if loop in facts.ancestors(sampler.statement) or not _surely_run(sampler.statement, loop, facts):
         return False
     if sampler.expr.startswith("self."):
         return _same_instance(loop, sampler.statement, facts)
@@ -119,6 +119,27 @@ def _sees(loop: cst.For, sampler, facts) -> bool:
             return True
         scope = scope.parent
     return False
+
+
+def _surely_run(statement: cst.BaseStatement, loop: cst.For, facts) -> bool:
+    """Whether `statement` runs whenever its function (or module) does, before `loop` is reached:
+    no `if`, loop or `try` around it that is not around `loop` too (the `__main__` guard aside),
+    so that a name it binds is bound when the loop reads it."""
+    around_loop = set(facts.ancestors(loop))
+    for above in facts.ancestors(statement):
+        if above in around_loop or isinstance(above, (cst.FunctionDef, cst.ClassDef)):
+            return True
+        if isinstance(above, cst.If) and _is_main_guard(above):
+            continue
+        if isinstance(above, (cst.If, cst.For, cst.While, cst.Try, cst.Match, cst.Else, cst.ExceptHandler)):
+            return False
+    return True
+
+
+def _is_main_guard(node: cst.If) -> bool:
+    test = node.test
+    return (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__"
+            and len(test.comparisons) == 1 and isinstance(test.comparisons[0].comparator, cst.SimpleString))
 
 
 def _same_instance(loop: cst.For, statement: cst.BaseStatement, facts) -> bool:

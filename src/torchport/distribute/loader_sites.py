@@ -39,6 +39,7 @@ class Facts:
     loops: list[cst.For]
     assigns: list[cst.Assign]
     taken: set[str]  # every name and attribute name the file spells (new names avoid them)
+    chosen: dict = field(default_factory=dict)  # (scope, target, wanted) -> the new name given
 
     @classmethod
     def read(cls, wrapper: MetadataWrapper) -> Facts:

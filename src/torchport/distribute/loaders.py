@@ -123,10 +123,10 @@ def _why_not_in_place(site: Site) -> str:
 
 def _shard_one(site: Site, facts: Facts, options, edits: Edits) -> SamplerMade:
     call, hoisted = site.call, []
-    sampler = _fresh(_renamed(site.label, "sampler", "train_sampler"), site.target, facts)
+    sampler = _fresh(_renamed(site.label, "sampler", "train_sampler"), site, facts)
     dataset = argument(call, "dataset").value
     if not _cheap(dataset):  # (built once, for the sampler and the loader both)
-        name = _fresh(_renamed(site.label, "dataset", "train_dataset"), None, facts)
+        name = _fresh(_renamed(site.label, "dataset", "train_dataset"), site, facts, for_target=False)
         hoisted.append(cst.parse_statement(f"{name} = {code_of(dataset)}"))
         dataset = cst.Name(name)
     shuffle, kwargs = argument(call, "shuffle"), double_star(call)
@@ -216,10 +216,10 @@ def _shard_split(site: Site, facts: Facts, options, edits: Edits) -> list[Sample
     loop = f"for {var} in {code_of(split.comp.for_in.iter)}"
     label = site.label or "loaders"
     is_train = f"{var} == {keys[0].value}" if len(keys) == 1 else f"{var} in ({', '.join(k.value for k in keys)})"
-    samplers = _fresh(_renamed(label, "sampler", "samplers", plural=True), site.target, facts)
+    samplers = _fresh(_renamed(label, "sampler", "samplers", plural=True), site, facts)
     dataset = argument(call, "dataset").value
     if not _cheap(dataset):
-        datasets = _fresh(_renamed(label, "dataset", "datasets", plural=True), None, facts)
+        datasets = _fresh(_renamed(label, "dataset", "datasets", plural=True), site, facts, for_target=False)
         hoisted.append(cst.parse_statement(f"{datasets} = {{{var}: {code_of(dataset)} {loop}}}"))
         dataset = expr(f"{datasets}[{var}]")
     shuffle = argument(call, "shuffle")
@@ -262,13 +262,19 @@ def _renamed(label: str, kind: str, fallback: str, plural: bool = False) -> str:
     return f"{label}_{kind}s" if plural else f"{label}_{kind}"
 
 
-def _fresh(wanted: str, target: cst.BaseExpression | None, facts: Facts) -> str:
+def _fresh(wanted: str, site: Site, facts: Facts, for_target: bool = True) -> str:
     """`wanted`, or `wanted_2`, ... where the file already spells it; `self.` + it where the loader
-    is bound to an attribute (so that the class's other methods see it)."""
-    name, number = wanted, 2
-    while name in facts.taken:
-        name, number = f"{wanted}_{number}", number + 1
-    facts.taken.add(name)
+    is bound to an attribute (so that the class's other methods see it). Loaders bound to one
+    name in one scope (`if small: train_loader = ... else: train_loader = ...`) share one."""
+    key = (id(facts.scopes.get(site.statement)), code_of(site.target) if site.target is not None else id(site), wanted)
+    name = facts.chosen.get(key)
+    if name is None:
+        name, number = wanted, 2
+        while name in facts.taken:
+            name, number = f"{wanted}_{number}", number + 1
+        facts.taken.add(name)
+        facts.chosen[key] = name
+    target = site.target if for_target else None
     if isinstance(target, cst.Attribute):
         return f"{code_of(target.value)}.{name}"
     return name
