@@ -35,10 +35,13 @@ from torchport.distribute.names import SAMPLER, WORLD_SIZE
 from torchport.findings import Operation
 
 CODE, BATCH_CODE = "TP202", "TP206"
+_LOADERS_SPELLED = re.compile(r"DataLoader|loader|\bdl\b", re.I)
 
 
 def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
     """`source` with its training loaders sharded across the processes (module docstring)."""
+    if not _LOADERS_SPELLED.search(source) and not (options.batch == "per-rank" and "optim" in source):
+        return source, []  # (nothing to do: the scope analysis below costs more than the parse)
     try:
         facts = Facts.read(MetadataWrapper(cst.parse_module(source)))
     except Exception:  # (LibCST's scope analysis fails on some odd code: such a file is left as it is)
