@@ -35,7 +35,7 @@ from torchport.distribute.names import SAMPLER, WORLD_SIZE
 from torchport.findings import Operation
 
 CODE, BATCH_CODE = "TP202", "TP206"
-_LOADERS_SPELLED = re.compile(r"DataLoader|loader|\bdl\b", re.I)
+_LOADERS_SPELLED = re.compile(r"loader|dl\b", re.I)
 
 
 def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
