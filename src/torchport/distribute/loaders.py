@@ -70,7 +70,6 @@ class SamplerMade:
     expr: str  # `train_sampler`, `self.train_sampler`, `samplers["train"]`
     statement: cst.BaseStatement  # the loader's statement (the sampler is bound just before it)
     shuffles: bool  # False when the loader never shuffled (set_epoch then changes nothing)
-    site_line: int
 
 
 def _shard(site: Site, facts: Facts, options, edits: Edits) -> list[SamplerMade]:
@@ -147,7 +146,7 @@ def _shard_one(site: Site, facts: Facts, options, edits: Edits) -> SamplerMade:
               f"{sampler}: a DistributedSampler on {site.name} (training: {site.why}), the shuffle moved into it: "
               f"each process reads its own 1/{WORLD_SIZE} of the set (a set whose length is no multiple of {WORLD_SIZE} "
               f"has a few samples repeated to even the parts); without a launcher ({WORLD_SIZE} 1) it reads the whole set as before")
-    return SamplerMade(sampler, site.statement, order != "False", facts.line(site.statement))
+    return SamplerMade(sampler, site.statement, order != "False")
 
 
 def _with_shuffle_and_sampler(call: cst.Call, shuffle: cst.Arg | None, kwargs: cst.Arg | None, sampler: str) -> cst.Call:
@@ -204,7 +203,6 @@ def _with_batch(call: cst.Call, site: Site, facts: Facts, options, edits: Edits,
     split = expr(f"{_operand(batch.value)} // {WORLD_SIZE}")
     if only_when:
         split = cst.IfExp(test=expr(only_when), body=split, orelse=batch.value)
-    if only_when:
         name = f"the training split of {name}"
     edits.row(facts, site.statement, BATCH_CODE, Operation.MODIFY,
               f"{name}: batch_size {code_of(batch.value)} -> {code_of(batch.value)} // {WORLD_SIZE} on each process, so the "
@@ -239,19 +237,19 @@ def _shard_split(site: Site, facts: Facts, options, edits: Edits) -> list[Sample
     edits.row(facts, site.statement, CODE, Operation.INSERT,
               f"{samplers}: a DistributedSampler for the training split ({names}) of {site.name}, the others left whole "
               f"(each process evaluates them whole); the shuffle moved into the sampler; without a launcher every split reads as before")
-    return [SamplerMade(f"{samplers}[{k.value}]", site.statement, order != "False", facts.line(site.statement)) for k in keys]
+    return [SamplerMade(f"{samplers}[{k.value}]", site.statement, order != "False") for k in keys]
 
 
-def _cheap(expr: cst.BaseExpression) -> bool:
+def _cheap(dataset: cst.BaseExpression) -> bool:
     """A dataset spelled by a name (`train_set`, `self.train_set`, `sets["train"]`, `sets[x]`):
     read twice it is the same object, so it is not bound to a new name."""
-    if isinstance(expr, cst.Name):
+    if isinstance(dataset, cst.Name):
         return True
-    if isinstance(expr, cst.Attribute):
-        return _cheap(expr.value)
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-        key = expr.slice[0].slice.value
-        return _cheap(expr.value) and isinstance(key, (cst.Name, cst.SimpleString, cst.Integer))
+    if isinstance(dataset, cst.Attribute):
+        return _cheap(dataset.value)
+    if isinstance(dataset, cst.Subscript) and len(dataset.slice) == 1 and isinstance(dataset.slice[0].slice, cst.Index):
+        key = dataset.slice[0].slice.value
+        return _cheap(dataset.value) and isinstance(key, (cst.Name, cst.SimpleString, cst.Integer))
     return False
 
 
