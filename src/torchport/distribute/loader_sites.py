@@ -29,6 +29,8 @@ _POSITION = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_s
 
 @dataclass
 class Facts:
+    """What one walk of the file (with LibCST's scope and name analyses) gives the loader step."""
+
     module: cst.Module
     parents: dict
     positions: dict
@@ -109,6 +111,8 @@ class Split:
 
 @dataclass
 class Site:
+    """One DataLoader the script makes: where, what names it, and (decide_roles) what it is for."""
+
     call: cst.Call
     statement: cst.BaseStatement | None  # the statement of a block the call is made in (None: `why_not` says why)
     why_not: str
@@ -129,6 +133,8 @@ class Site:
 
 
 def site_of(call: cst.Call, facts: Facts) -> Site:
+    """Where `call` is made: the statement it is in (what is put before the loader goes before it),
+    what it is bound to, and why it cannot be rewritten in place where it cannot."""
     child, node = call, facts.parents.get(call)
     label, target, split, why_not, index, key = "", None, None, "", None, ""
     while node is not None and not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
