@@ -45,7 +45,7 @@ def main():
         with torch.no_grad():
             for x, y, index in val_loader:
                 val_seen.append([epoch, index.tolist()])
-    report = {"seen": seen, "val_seen": val_seen, "weights": [p.detach().cpu().flatten().tolist() for p in model.parameters()]}
+    report = {"seen": seen, "val_seen": val_seen, "lr": optimizer.param_groups[0]["lr"], "weights": [p.detach().cpu().flatten().tolist() for p in model.parameters()]}
     with open(os.environ["REPORT"] + "." + os.environ.get("RANK", "0") + ".json", "w") as f:
         json.dump(report, f)
 
