@@ -333,3 +333,17 @@ def test_arguments_this_step_cannot_place_leave_the_loader_whole(source, why):
     source = f"import torch\n{source}\n"
     out, changes = shard(source)
     assert out == source and why in changes[0].message
+
+
+def test_an_iterable_dataset_of_the_files_own_is_left_whole_with_a_row():
+    source = textwrap.dedent("""\
+        import torch
+        from torch.utils.data import DataLoader, IterableDataset
+        class Stream(IterableDataset):
+            def __iter__(self):
+                yield from range(10)
+        stream = Stream()
+        train_loader = DataLoader(stream, batch_size=4)
+        """)
+    out, changes = shard_loaders(source, None, Options())
+    assert out == source and "IterableDataset" in changes[0].message

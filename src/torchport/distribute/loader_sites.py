@@ -17,6 +17,7 @@ DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.datalo
 
 
 DATALOADER = "torch.utils.data.DataLoader"
+ITERABLE_DATASETS = frozenset({"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"})
 
 
 _EMPTY = cst.Module([])
@@ -41,6 +42,7 @@ class Facts:
     loops: list[cst.For]
     assigns: list[cst.Assign]
     taken: set[str]  # every name and attribute name the file spells (new names avoid them)
+    iterable_datasets: set[str]  # the file's classes that are IterableDatasets (no sampler can split them)
     chosen: dict = field(default_factory=dict)  # (scope, target, wanted) -> the new name given
 
     @classmethod
@@ -49,7 +51,7 @@ class Facts:
         wrapper.visit(reader)
         return cls(wrapper.module, reader.parents, reader.positions, reader.scopes, reader.qualified,
                    [c for c in reader.calls if _is_dataloader(reader.qualified.get(c, ()))], reader.calls, reader.loops,
-                   reader.assigns, reader.taken)
+                   reader.assigns, reader.taken, reader.iterable_datasets)
 
     def line(self, node: cst.CSTNode) -> int:
         return self.positions[node].start.line
@@ -73,7 +75,7 @@ class _Reader(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.parents, self.positions, self.scopes, self.qualified = {}, {}, {}, {}
-        self.calls, self.loops, self.assigns, self.taken = [], [], [], set()
+        self.calls, self.loops, self.assigns, self.taken, self.iterable_datasets = [], [], [], set(), set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         parent = self.get_metadata(ParentNodeProvider, node, None)
@@ -86,6 +88,8 @@ class _Reader(cst.CSTVisitor):
         if isinstance(node, cst.Call):
             self.calls.append(node)
             self.qualified[node] = {q.name for q in self.get_metadata(QualifiedNameProvider, node.func, set())}
+        elif isinstance(node, cst.ClassDef) and any(self._is_iterable_dataset(base.value) for base in node.bases):
+            self.iterable_datasets.add(node.name.value)
         elif isinstance(node, cst.For):
             self.loops.append(node)
         elif isinstance(node, cst.Assign):
@@ -93,6 +97,13 @@ class _Reader(cst.CSTVisitor):
         elif isinstance(node, cst.Name):
             self.taken.add(node.value)
         return True
+
+
+    def _is_iterable_dataset(self, base: cst.BaseExpression) -> bool:
+        if isinstance(base, cst.Name) and base.value in self.iterable_datasets:
+            return True
+        names = {q.name for q in self.get_metadata(QualifiedNameProvider, base, set())}
+        return bool(names & ITERABLE_DATASETS)
 
 
 def _is_dataloader(qualified: set[str]) -> bool:
@@ -294,6 +305,13 @@ def dict_has_key(value: cst.BaseExpression, key: str, site: Site, facts: Facts) 
     if isinstance(bound, cst.Call) and isinstance(bound.func, cst.Name) and bound.func.value == "dict":
         return any(a.keyword is not None and a.keyword.value == key for a in bound.args)
     return False
+
+
+def is_iterable_dataset(dataset: cst.BaseExpression, site: Site, facts: Facts) -> bool:
+    """Whether `dataset` is made by one of the file's IterableDataset classes (directly or through a name)."""
+    if isinstance(dataset, cst.Name):
+        dataset = value_bound(dataset.value, site, facts) or dataset
+    return isinstance(dataset, cst.Call) and isinstance(dataset.func, cst.Name) and dataset.func.value in facts.iterable_datasets
 
 
 def is_none(value: cst.BaseExpression) -> bool:

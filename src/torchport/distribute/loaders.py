@@ -29,7 +29,7 @@ from torchport.distribute.changes import Change
 from torchport.distribute.loader_edits import Apply, Edits, add_keyword, binds_torch, replace_arg, with_import_torch, with_value
 from torchport.distribute.loader_roles import TRAIN, VALIDATION
 from torchport.distribute.loader_sites import (
-    Facts, Site, argument, code_of, decide_roles, dict_has_key, double_star, expr, is_false, is_none, site_of,
+    Facts, Site, argument, code_of, decide_roles, dict_has_key, double_star, expr, is_false, is_iterable_dataset, is_none, site_of,
 )
 from torchport.distribute.names import SAMPLER, WORLD_SIZE
 from torchport.findings import Operation
@@ -90,7 +90,7 @@ def _shard(site: Site, facts: Facts, options, edits: Edits) -> list[SamplerMade]
                   f"{name} has its own sampler ({own}): kept, and its batch too; every process "
                   f"reads all it gives unless it splits by rank (torch.distributed.get_rank())")
         return []
-    why_not = site.why_not or _why_not_in_place(site)
+    why_not = site.why_not or _why_not_in_place(site, facts)
     if why_not:
         edits.row(facts, where, CODE, Operation.NOTE,
                   f"{name}: a training loader left whole, {why_not}; "
@@ -113,9 +113,13 @@ def _own_sampler(site: Site, facts: Facts) -> str:
     return ""
 
 
-def _why_not_in_place(site: Site) -> str:
-    if argument(site.call, "dataset") is None:
+def _why_not_in_place(site: Site, facts: Facts) -> str:
+    dataset = argument(site.call, "dataset")
+    if dataset is None:
         return "its dataset is not given by name or position"
+    if is_iterable_dataset(dataset.value, site, facts):
+        return ("its dataset is an IterableDataset, which no sampler splits: its __iter__ must yield a different "
+                "part on each process (torch.distributed.get_rank())")
     if any(a.star == "*" for a in site.call.args):
         return "its arguments are spread from a sequence (*args)"
     if site.split is not None and double_star(site.call) is not None and argument(site.call, "shuffle") is None:
