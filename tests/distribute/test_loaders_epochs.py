@@ -223,3 +223,17 @@ def test_a_sampler_made_under_the_main_guard_is_seen_from_the_functions_it_calls
             fit()
         """)
     assert lines_after(out, "for epoch") == [GUARD, "train_sampler.set_epoch(epoch)"]
+
+
+@pytest.mark.parametrize("name", ["dataloaders", "train_loader_iter", "len_train_loader", "num_loader_steps"])
+def test_a_name_that_holds_no_loader_gets_no_sampler_read(name):
+    out, _ = shard(f"""\
+        import torch
+        def main():
+            train_loader = torch.utils.data.DataLoader(ds, shuffle=True)
+            return train_loader
+        def fit({name}):
+            for epoch in range(3):
+                use({name})
+        """)
+    assert "set_epoch" not in out

@@ -17,14 +17,16 @@ import re
 import libcst as cst
 from libcst.metadata import ClassScope, GlobalScope
 
-from torchport.distribute.loader_roles import VALIDATION, role_of_words
+from torchport.distribute.loader_roles import VALIDATION, role_of_words, words
 from torchport.distribute.names import SAMPLER
 from torchport.findings import Operation
 
 CODE = "TP202"
 API = "DistributedSampler.set_epoch"
 _EPOCH = re.compile(r"epoch|^ep(?:_|\d|$)", re.I)
-_LOADERISH = re.compile(r"loader|(?:^|_)dl$", re.I)
+_LOADERISH = re.compile(r"loader(?!s)|(?:^|_)dl$", re.I)  # (`loaders`, `dls`: a collection, not a loader)
+# Words of a name that holds something drawn from a loader, not the loader (`train_loader_iter`, `len_loader`).
+_NOT_A_LOADER = {"iter", "iterator", "it", "len", "length", "size", "num", "n", "steps", "batches", "idx"}
 
 
 def add_set_epoch(facts, samplers, sites_rewritten: bool, edits) -> None:
@@ -182,7 +184,9 @@ def _names_in(node: cst.CSTNode, found: list[str]) -> None:
 
 
 def _add_if_loader(name: str, expr: str | None, found: list[str]) -> None:
-    if expr and expr not in found and not name[:1].isupper() and _LOADERISH.search(name) and role_of_words(name) != VALIDATION:
+    if not expr or expr in found or name[:1].isupper() or not _LOADERISH.search(name):
+        return
+    if role_of_words(name) != VALIDATION and not _NOT_A_LOADER & set(words(name)):
         found.append(expr)
 
 
