@@ -74,6 +74,7 @@ PROJECTS = {
     "legacy_dtype_gpu_only": Project(),
     "ddp_rank_in_self": Project(launcher="torchrun"),
     "device_count_ranks": Project(launcher="torchrun"),
+    "ddp_tutorial": Project(launcher="torchrun", gpu_args=("--local_world_size", "2")),
     "jit_helper": Project(unmodified=True),
     "stream_prefetcher": Project(),
     "syncbn_spawn": Project(),

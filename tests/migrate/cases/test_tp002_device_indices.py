@@ -272,6 +272,66 @@ CASES = [
         },
         id="a dimension and a dtype are not device indices",
     ),
+    pytest.param(
+        TORCH + (
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "device_ids = list(range(local_rank * n, (local_rank + 1) * n))\n"
+            "ddp_model = DDP(model, device_ids)\n"
+            "labels = torch.randn(20, 5).to(device_ids[0])\n"
+            "dp = torch.nn.DataParallel(net, device_ids=self.gpus)\n"
+            "x = x.to(self.gpus[0], non_blocking=True)\n"
+            "y = y.to(ids[0])\n"
+        ),
+        {
+            "cpu": TORCH + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "device_ids = list(range(local_rank * n, (local_rank + 1) * n))\n"
+                "ddp_model = DDP(model)\n"
+                'labels = torch.randn(20, 5).to("cpu")\n'
+                "dp = torch.nn.DataParallel(net, device_ids=self.gpus)\n"
+                'x = x.to("cpu", non_blocking=True)\n'
+                "y = y.to(ids[0])\n"
+            ),
+            "mps": TORCH + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "device_ids = list(range(local_rank * n, (local_rank + 1) * n))\n"
+                "ddp_model = DDP(model, device_ids)\n"
+                'labels = torch.randn(20, 5).to("mps")\n'
+                "dp = torch.nn.DataParallel(net, device_ids=self.gpus)\n"
+                'x = x.to("mps", non_blocking=True)\n'
+                "y = y.to(ids[0])\n"
+            ),
+            "npu": TORCH_NPU + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "device_ids = list(range(local_rank * n, (local_rank + 1) * n))\n"
+                "ddp_model = DDP(model, device_ids)\n"
+                'labels = torch.randn(20, 5).to(torch.device("npu", device_ids[0]))\n'
+                "dp = torch.nn.DataParallel(net, device_ids=self.gpus)\n"
+                'x = x.to(torch.device("npu", self.gpus[0]), non_blocking=True)\n'
+                "y = y.to(ids[0])\n"
+            ),
+            "xpu": TORCH + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "device_ids = list(range(local_rank * n, (local_rank + 1) * n))\n"
+                "ddp_model = DDP(model, device_ids)\n"
+                'labels = torch.randn(20, 5).to(torch.device("xpu", device_ids[0]))\n'
+                "dp = torch.nn.DataParallel(net, device_ids=self.gpus)\n"
+                'x = x.to(torch.device("xpu", self.gpus[0]), non_blocking=True)\n'
+                "y = y.to(ids[0])\n"
+            ),
+            "accelerator": TORCH + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                'DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'
+                "device_ids = list(range(local_rank * n, (local_rank + 1) * n))\n"
+                "ddp_model = DDP(model, device_ids if torch.accelerator.is_available() else None)\n"
+                "labels = torch.randn(20, 5).to(torch.device(DEVICE_TYPE, device_ids[0]))\n"
+                "dp = torch.nn.DataParallel(net, device_ids=self.gpus)\n"
+                "x = x.to(torch.device(DEVICE_TYPE, self.gpus[0]), non_blocking=True)\n"
+                "y = y.to(ids[0])\n"
+            ),
+        },
+        id="an element of a list passed as device_ids (the DDP tutorial's .to(device_ids[0])); other lists left alone",
+    ),
 ]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.device_indices import INDEX_SOURCES
+from torchport.migrate.device_indices import INDEX_SOURCES, LIST
 from torchport.apis.devices import DEVICE_KEYWORDS, DEVICE_LIST_KEYWORDS, TO_METHODS
 from torchport.migrate.rules.base.device_exprs import device_expression
 from torchport.migrate.rules.base.nodes import call_argument, parse_expression, source_of
@@ -66,12 +66,20 @@ class DeviceIndexRule(Rule):
         self.change(value, lambda _: parse_expression(new), f"replace device index {value.value} with {new}", needs=new)
 
     def _rewrite_index_name(self, value: cst.BaseExpression, keep_index: bool) -> None:
-        if not isinstance(value, (cst.Name, cst.Attribute)):
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            known = source_of(value) in self.context.device_index_names
+        else:  # an element of a list of indices: `.to(device_ids[0])`
+            known = _is_element(value) and source_of(value.value) + LIST in self.context.device_index_names
+        if not known:
             return
         name = source_of(value)
-        if name not in self.context.device_index_names:
-            return
         target = self.target
         new = indexed_device_source(target, name) if keep_index else device_expression(target, None)
         needs = indexed_device_source(target, "0")  # (what the new code needs, not the script's names)
         self.change(value, lambda _: parse_expression(new), f"{name} holds a device index: {new}", needs=needs)
+
+
+def _is_element(value: cst.BaseExpression) -> bool:
+    """`ids[0]`, `ids[i]`: one element (not a slice) of a name or an attribute."""
+    return (isinstance(value, cst.Subscript) and isinstance(value.value, (cst.Name, cst.Attribute))
+            and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index))
