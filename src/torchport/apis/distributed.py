@@ -20,6 +20,11 @@ DDP_CLASSES = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.
 # `DDP(module, device_ids, output_device, dim, ...)`, as the DDP tutorial writes `DDP(model, device_ids)`.
 DEVICE_POSITIONS = {"device_ids": 1, "output_device": 2}
 
+# nn.DataParallel, and the function form that applies a module over the GPUs once.
+DATA_PARALLEL_CLASSES = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                                   "torch.nn.parallel.data_parallel.DataParallel"})
+DATA_PARALLEL_FUNCTIONS = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"})
+
 CONVERT_SYNC_BATCHNORM = "torch.nn.SyncBatchNorm.convert_sync_batchnorm"
 
 

@@ -53,7 +53,8 @@ class DeviceIndexRule(Rule):
                 keep_index = not (arg.keyword.value == "map_location" and self.target.device_type is None)
                 # DDP reads an index held in a name as one on its module's device: it can stay
                 self._rewrite_index(arg.value, keep_index, names=arg.keyword.value != "output_device")
-            elif arg.keyword.value in DEVICE_LIST_KEYWORDS and isinstance(arg.value, (cst.List, cst.Tuple)):
+            elif (arg.keyword.value in DEVICE_LIST_KEYWORDS and isinstance(arg.value, (cst.List, cst.Tuple))
+                  and self.target.keeps_device_index):  # (else the one device's index: 0, 1 as written)
                 for element in arg.value.elements:
                     self._rewrite_index(element.value, names=False)
 
