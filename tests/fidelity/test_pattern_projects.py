@@ -78,6 +78,7 @@ PROJECTS = {
     "jit_helper": Project(unmodified=True),
     "stream_prefetcher": Project(),
     "syncbn_spawn": Project(),
+    "spawn_trainer": Project(gpu_args=("--multiprocessing-distributed", "--world-size", "1", "--rank", "0")),
     "device_kinds": Project(),
     "event_timing": Project(),
     "gpu_resume": Project(gpu_checkpoint="checkpoint.pth.tar"),
