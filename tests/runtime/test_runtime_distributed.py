@@ -88,3 +88,25 @@ def test_data_parallel_moves_the_inputs_to_the_modules_device(runtime_on, monkey
 
 def _log_lines(session) -> list[str]:
     return [verdict.describe() for _, verdict in session.log.sites]
+
+
+def test_torchs_data_parallel_is_kept_where_it_splits_the_batch(monkeypatch):
+    """On a CUDA build with a GPU (accelerator there), torch's DataParallel splits over the GPUs:
+    `run` leaves it; on a device torch's cannot split over (npu, xpu) it is replaced."""
+    from types import SimpleNamespace
+
+    from torchport import targets
+    from torchport.runtime import choose
+    from torchport.runtime.patch_distributed import _keeps_torchs_data_parallel
+
+    def session(target, device_type):
+        target = targets.get(target)
+        return SimpleNamespace(target=target, device_type=device_type,
+                               evaluate=lambda e: choose.evaluate(e, device_type, target.definitions))
+
+    monkeypatch.setattr(torch.version, "cuda", "12.8")
+    assert _keeps_torchs_data_parallel(session("accelerator", "cuda"), torch)
+    assert not _keeps_torchs_data_parallel(session("npu", "npu"), torch)
+    assert not _keeps_torchs_data_parallel(session("cpu", "cpu"), torch)
+    monkeypatch.setattr(torch.version, "cuda", None)
+    assert not _keeps_torchs_data_parallel(session("accelerator", "xpu"), torch)

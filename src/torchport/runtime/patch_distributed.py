@@ -24,7 +24,8 @@ def install(session) -> None:
     import torch
     import torch.nn.parallel as parallel
 
-    _patch_data_parallel(session, torch, parallel.DataParallel)
+    if not _keeps_torchs_data_parallel(session, torch):
+        _patch_data_parallel(session, torch, parallel.DataParallel)
     if not torch.distributed.is_available():
         return
     import torch.distributed.distributed_c10d as c10d
@@ -119,6 +120,14 @@ def _mapped(session, device):
         return device
     session.note_device("DistributedDataParallel", device, new, depth=2)
     return new
+
+
+def _keeps_torchs_data_parallel(session, torch) -> bool:
+    """Whether torch's DataParallel splits the batch here, as the target says (`accelerator` on a
+    CUDA build with a GPU): then it is left as it is."""
+    choice = session.target.data_parallel
+    return (choice is not None and not is_host(session.device_type)
+            and session.evaluate(choice) is torch.nn.DataParallel)
 
 
 def _patch_data_parallel(session, torch, data_parallel) -> None:
