@@ -18,7 +18,8 @@ class DeviceIndexRule(Rule):
     rank, `--local_rank`, and what is assigned from them: see device_indices.py).
 
     `x.to(0)`, `model.to(self.gpu_id)`, `torch.device(1)`, `device=0`, `map_location=rank`,
-    `output_device=0` and each element of `device_ids=[0, 1]`. Integers anywhere else are
+    `output_device=0`, `x.to(device_ids[0])` where `device_ids` was given to DDP, and each element
+    of `device_ids=[0, 1]` (where the target's devices keep their index). Integers anywhere else are
     numbers, and other names may hold a device, a dtype or a tensor: they are left alone.
     """
 
@@ -32,7 +33,7 @@ class DeviceIndexRule(Rule):
     title = "device indices"
     readme = """device indices: `x.to(0)`, `device=1`, `map_location=0`, `device_ids=[0, 1]`, and names that hold one,
     followed from their source: `self.gpu_id = int(os.environ["LOCAL_RANK"])` then `model.to(self.gpu_id)`,
-    an `mp.spawn` rank, `--local_rank` / `--gpu`"""
+    an `mp.spawn` rank, `--local_rank` / `--gpu`, an element of a list passed as DDP's `device_ids` (`.to(device_ids[0])`)"""
     sample = "import torch\nx = torch.zeros(2).to(0)\n"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
