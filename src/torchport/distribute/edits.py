@@ -154,6 +154,27 @@ def is_docstring(statement: cst.CSTNode) -> bool:
             and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
+def first_code(module: cst.Module) -> cst.BaseStatement | None:
+    """The first statement after the docstring and the `__future__` imports."""
+    return next((s for s in module.body if not (is_docstring(s) or is_future_import(s))), None)
+
+
+def import_missing(found: Read, edits: Edits, wanted) -> tuple[list[str], int]:
+    """`import x` for each of `wanted` the module does not bind at its top level, put before its
+    first import (after its docstring and `__future__` imports); (what was missing, the line)."""
+    module = found.module
+    missing = [name for name in wanted if name not in imported_names(module)]
+    if not missing:
+        return [], 0
+    new = statements("".join(f"import {name}\n" for name in missing))
+    first = next((s for s in module.body if is_import_line(s) and not is_future_import(s)), None) or first_code(module)
+    if first is None:
+        edits.append(module, new)
+        return missing, 1
+    edits.insert_before(first, new)
+    return missing, found.line(first)
+
+
 class Edits:
     """Statement edits keyed by the nodes of one `Read`, applied together by `apply`."""
 

@@ -16,8 +16,8 @@ from torchport.apis.distributed import CUDA_DIST_BACKEND, PROCESS_GROUPS
 from torchport.distribute import names
 from torchport.distribute.changes import Change
 from torchport.distribute.detect import main_guard
-from torchport.distribute.edits import (Edits, Read, dotted, imported_names, is_docstring, is_future_import,
-                                        is_import_line, statements, walk)
+from torchport.distribute.edits import (Edits, Read, dotted, first_code, import_missing, is_import_line, statements,
+                                        walk)
 from torchport.findings import Operation
 
 INIT = f"torch.distributed.{PROCESS_GROUPS[0]}"
@@ -48,12 +48,12 @@ def insert_setup(source: str, plan, options) -> tuple[str, list[Change]]:
     if guard is not None and early is None:
         anchor_line = found.line(guard.body.body[0])
         edits.insert_before(guard.body.body[0], statements(SETUP))
-        where = f"at the top of the __main__ block (line {found.line(guard)})"
+        where = "at the top of the __main__ block"
     else:
         last_import = _last_import(module, early)
         block = statements(SETUP)
         if last_import is None:
-            first = _first_code(module)
+            first = first_code(module)
             anchor_line = found.line(first) if first is not None else 1
             edits.insert_before(first, block) if first is not None else edits.append(module, block)
         else:
@@ -93,13 +93,6 @@ def _last_import(module: cst.Module, before: cst.BaseStatement | None) -> cst.Ba
     return last
 
 
-def _first_code(module: cst.Module) -> cst.BaseStatement | None:
-    for statement in module.body:
-        if not (is_docstring(statement) or is_future_import(statement)):
-            return statement
-    return None
-
-
 def _destroy_at_end(found: Read, edits: Edits, guard: cst.If | None) -> list[Change]:
     body = guard.body.body if guard is not None else found.module.body
     last = body[-1]
@@ -124,19 +117,9 @@ def _exits(statement: cst.BaseStatement) -> bool:
 
 def _imports(found: Read, edits: Edits) -> list[Change]:
     """`import os` / `import torch` where the file binds neither name at its top level."""
-    missing = [name for name in ("os", "torch") if name not in imported_names(found.module)]
+    missing, line = import_missing(found, edits, ("os", "torch"))
     if not missing:
         return []
-    new = statements("".join(f"import {name}\n" for name in missing))
-    first = next((s for s in found.module.body if is_import_line(s) and not is_future_import(s)), None)
-    if first is None:
-        first = _first_code(found.module)
-    if first is None:
-        edits.append(found.module, new)
-        line = 1
-    else:
-        edits.insert_before(first, new)
-        line = found.line(first)
     return [Change(line, line, "TP201", Operation.INSERT,
                    f"import {', '.join(missing)}: the setup reads the launcher's environment", "")]
 
