@@ -62,15 +62,15 @@ def read(module: cst.Module, options) -> Plan:
     plan = Plan(main_guard=guard is not None)
     spawn_lines = [found.line(c) for c in calls(found.module) if found.is_api(c.func, SPAWNS)]
     plan.already, already_line = _already(found)
-    if options.entry is not None:
-        plan.entry = bool(options.entry)
-    else:
-        plan.entry = _is_entry(found, guard, bool(spawn_lines), plan.notes)
     if spawn_lines and not plan.already:
         plan.notes.append(Change(spawn_lines[0], spawn_lines[0], "TP200", Operation.NOTE,
                                  "left as it was: it starts processes with mp.spawn but makes no process group "
                                  "(they share memory, or a module it imports groups them): not a DDP script"))
-        plan.entry = False
+        return plan
+    if options.entry is not None:
+        plan.entry = bool(options.entry)
+    else:
+        plan.entry = _is_entry(found, guard, bool(spawn_lines), plan.notes)
     plan.spawns = bool(spawn_lines) and bool(plan.already)
     if plan.already and plan.entry:
         tail = " except its mp.spawn (the launcher starts the processes)" if plan.spawns else ""

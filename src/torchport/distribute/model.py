@@ -109,15 +109,21 @@ def _assigned_name(found: Read, call: cst.Call) -> str | None:
 
 
 def _placement(found: Read, name: str, anchor: cst.BaseStatement):
-    """(block, the statement to wrap after, whether it is on its device) or None."""
+    """(block, the statement to wrap after, whether it is on its device) or None. The block is
+    the one the model is first made in (an `if args.fp16:` that hands it to apex is only a step
+    of its preparation), among those that hold the anchor."""
+    first = _first_assignment(found, name, anchor)
+    if first is None:
+        return None
+    made_in = {id(block) for block, _ in found.enclosing_blocks(first)}
     for block, holder in found.enclosing_blocks(anchor):
+        if id(block) not in made_in:
+            continue
         body = list(block.body)
         stop = body.index(holder)
-        if not any(_assigns(s, name) for s in body[:stop + 1]):
-            continue
         last, on_device = None, False
-        for statement in body:
-            if statement is not holder and body.index(statement) > stop and _trains(found, statement, name):
+        for index, statement in enumerate(body):
+            if index > stop and _trains(found, statement, name):
                 break
             if _prepares(found, statement, name):
                 last = statement
@@ -125,6 +131,17 @@ def _placement(found: Read, name: str, anchor: cst.BaseStatement):
         if last is None or not on_device:
             return None
         return block, last, on_device
+    return None
+
+
+def _first_assignment(found: Read, name: str, anchor: cst.BaseStatement) -> cst.BaseStatement | None:
+    """The first statement that assigns `name` in the function (or module) the anchor is in."""
+    scope = found.scope_of(anchor)
+    body = scope if isinstance(scope, cst.Module) else scope.body
+    for node in walk(body, into_scopes=False):
+        if isinstance(node, cst.BaseStatement) and isinstance(found.parent(node), (cst.Module, cst.IndentedBlock)) \
+                and isinstance(node, cst.SimpleStatementLine) and _assigns(node, name):
+            return node
     return None
 
 

@@ -45,6 +45,7 @@ def insert_setup(source: str, plan, options) -> tuple[str, list[Change]]:
     module = found.module
     guard = main_guard(module)
     early = _first_reader_before(module, guard)
+    changes += _imports(found, edits)  # (first: where the file has no imports, they go above the setup)
     if guard is not None and early is None:
         anchor_line = found.line(guard.body.body[0])
         edits.insert_before(guard.body.body[0], statements(SETUP))
@@ -52,6 +53,7 @@ def insert_setup(source: str, plan, options) -> tuple[str, list[Change]]:
     else:
         last_import = _last_import(module, early)
         block = statements(SETUP)
+        block[0] = block[0].with_changes(leading_lines=[cst.EmptyLine(), *block[0].leading_lines])
         if last_import is None:
             first = first_code(module)
             anchor_line = found.line(first) if first is not None else 1
@@ -65,7 +67,6 @@ def insert_setup(source: str, plan, options) -> tuple[str, list[Change]]:
                           f"LOCAL_RANK, RANK, WORLD_SIZE from the launcher, set_device(LOCAL_RANK) and the process "
                           f"group, {where}; run without a launcher it is a group of one", INIT))
     changes += _destroy_at_end(found, edits, guard)
-    changes += _imports(found, edits)
     changes += _device_zero(found, edits)
     return edits.apply(module), changes
 
