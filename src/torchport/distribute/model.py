@@ -175,7 +175,7 @@ def _moves(found: Read, statement: cst.BaseStatement, name: str) -> bool:
             receiver = call.func.value
             while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
                 receiver = receiver.func.value
-            if dotted(receiver) == name or (isinstance(receiver, cst.Call) and _assigns(statement, name)):
+            if dotted(receiver) == name or _assigns(statement, name):  # model.cuda(), model = Net().cuda()
                 return True
         if found.qualified(call.func) & AMP_INITIALIZE:
             return True
