@@ -23,11 +23,16 @@ def notes(p) -> list[tuple[int, str]]:
     pytest.param('import torch\ndef main():\n' + TRAINS + 'if "__main__" == __name__:\n    go()\n', id="a guard, reversed"),
     pytest.param("import torch\nfor x in data:\n    model(x).sum().backward()\n", id="a loop that calls backward"),
     pytest.param("import torch\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n", id="an optimizer built"),
-    pytest.param("import argparse\nif __name__ == '__main__':\n    args = parser.parse_args()\n", id="a guard reading its command line"),
+    pytest.param("import argparse\nimport torch\nif __name__ == '__main__':\n    args = parser.parse_args()\n",
+                 id="a guard reading its command line"),
 ])
 def test_an_entry_script_is_distributed(source):
     found = plan(source)
     assert found.entry and found.to_distribute and found.single_card and not found.already
+
+
+def test_a_program_that_does_not_import_torch_is_no_training_entry():
+    assert not plan("import argparse\nif __name__ == '__main__':\n    raise SystemExit(main())\n").entry
 
 
 def test_the_main_guard_is_seen():

@@ -28,7 +28,7 @@ def test_logging_of_progress_and_the_scripts_checkpoint_savers_run_on_rank_zero(
     assert run(rank_zero, source)[0] == f"import torch\ndef f():\n    if RANK == 0:\n        {line}\n"
 
 
-@pytest.mark.parametrize("line", ["logger.warning('x')", "results.info('x')", "save(x)", "x = print_it()",
+@pytest.mark.parametrize("line", ["logger.warning('x')", "print('error', file=sys.stderr)", "results.info('x')", "save(x)", "x = print_it()",
                                   "print('a'); y = 1"])
 def test_warnings_and_other_calls_run_on_every_rank(line):
     source = f"import torch\n{line}\n"
@@ -73,3 +73,11 @@ def test_no_barrier_where_the_script_saves_nothing_or_a_dataset_reads_its_sample
 def test_a_file_distributed_already_is_left_alone():
     source = "import torch\nprint('x')\ntorch.save(m, 'm.pt')\n"
     assert run(rank_zero, source, Plan(entry=True, already="x", spawns=True)) == (source, [])
+
+
+def test_a_checkpoint_in_a_folder_each_process_makes_for_itself_is_saved_and_read_by_each():
+    source = ("import os\nimport tempfile\nimport torch\nckpt_dir = tempfile.mkdtemp()\npath = os.path.join(ckpt_dir, 'b.pt')\n"
+              "torch.save(sd, path)\nprint('saved')\nsd = torch.load(path)\n")
+    text, _ = run(rank_zero, source)
+    assert "\ntorch.save(sd, path)\nif RANK == 0:\n    print('saved')\nsd = torch.load(path)\n" in text
+    assert "barrier" not in text

@@ -60,7 +60,8 @@ def read(module: cst.Module, options) -> Plan:
     found = Read(module.code)
     guard = main_guard(found.module)
     plan = Plan(main_guard=guard is not None)
-    spawn_lines = [found.line(c) for c in calls(found.module) if found.is_api(c.func, SPAWNS)]
+    spawn_calls = [c for c in calls(found.module) if found.is_api(c.func, SPAWNS)]
+    spawn_lines = [found.line(c) for c in spawn_calls]
     plan.already, already_line = _already(found)
     if spawn_lines and not plan.already:
         plan.notes.append(Change(spawn_lines[0], spawn_lines[0], "TP200", Operation.NOTE,
@@ -70,7 +71,7 @@ def read(module: cst.Module, options) -> Plan:
     if options.entry is not None:
         plan.entry = bool(options.entry)
     else:
-        plan.entry = _is_entry(found, guard, bool(spawn_lines), plan.notes)
+        plan.entry = _is_entry(found, guard, spawn_calls, plan.notes)
     plan.spawns = bool(spawn_lines) and bool(plan.already)
     if plan.already and plan.entry:
         tail = " except its mp.spawn (the launcher starts the processes)" if plan.spawns else ""
@@ -122,12 +123,16 @@ def _already(found: Read) -> tuple[str, int]:
     return "", 0
 
 
-def _is_entry(found: Read, guard: cst.If | None, spawns: bool, notes: list[Change]) -> bool:
+def _is_entry(found: Read, guard: cst.If | None, spawns: list[cst.Call], notes: list[Change]) -> bool:
     module = found.module
+    if not _imports_torch(module):
+        return False
     top_level = [s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
     if any(_trains(found, s, into_scopes=False) for s in top_level):
         return True
-    trains = spawns or _trains(found, module, into_scopes=True)
+    if any(isinstance(found.scope_of(c), cst.Module) for c in spawns):
+        return True  # it starts its training processes itself
+    trains = bool(spawns) or _trains(found, module, into_scopes=True)
     if guard is not None and (trains or _parses_arguments(found, guard)):
         return True
     if guard is not None:
@@ -135,10 +140,20 @@ def _is_entry(found: Read, guard: cst.If | None, spawns: bool, notes: list[Chang
                             "left as it was: its __main__ block trains nothing in this file (no optimizer, no "
                             "backward): not taken for the training entry script"))
     elif trains:
-        line = next(found.line(c) for c in calls(module) if _is_training_call(found, c))
+        line = next((found.line(c) for c in [*spawns, *calls(module)] if c in spawns or _is_training_call(found, c)), 1)
         notes.append(Change(line, line, "TP200", Operation.NOTE,
                             "left as it was: it trains inside functions but runs nothing itself (a module "
                             "the entry script imports; that script gets the process group)"))
+    return False
+
+
+def _imports_torch(module: cst.Module) -> bool:
+    for node in walk(module):
+        if isinstance(node, cst.Import) and any(dotted(a.name).split(".")[0] == "torch" for a in node.names):
+            return True
+        if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative \
+                and dotted(node.module).split(".")[0] == "torch":
+            return True
     return False
 
 

@@ -30,16 +30,17 @@ def rank_zero(source: str, plan, options) -> tuple[str, list[Change]]:
     found = Read(source)
     edits, changes = Edits(), []
     savers = _save_like_functions(found.module)
+    private = _private_paths(found)
     saves = False
     for node in walk(found.module):
         if isinstance(node, BLOCKS):
-            found_saves, rows = _guard_runs(found, edits, node, savers)
+            found_saves, rows = _guard_runs(found, edits, node, savers, private)
             saves = saves or found_saves
             changes += rows
         elif isinstance(node, cst.Call):
             changes += _quiet_tqdm(found, edits, node)
     if saves:
-        changes += _barriers(found, edits, savers)
+        changes += _barriers(found, edits, savers, private)
     return edits.apply(found.module), changes
 
 
@@ -53,25 +54,43 @@ def _is_save_like(name: str) -> bool:
     return "save_pretrained" in lowered or ("save" in lowered and any(w in lowered for w in ("checkpoint", "ckpt", "model")))
 
 
-def _kind(found: Read, statement: cst.BaseStatement, savers: set[str]) -> str:
+def _kind(found: Read, statement: cst.BaseStatement, savers: set[str], private: set[str]) -> str:
     """"save", "print" or "" for a statement that is one call rank 0 alone should make."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
             and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.Call)):
         return ""
     call = statement.body[0].value
     if found.qualified(call.func) & SAVE:
-        return "" if _in_function(found, statement, savers) else "save"
+        if _in_function(found, statement, savers) or (len(call.args) > 1 and _mentions(call.args[1].value, private)):
+            return ""  # (a file in a folder of this process's own is no race: each process keeps its own)
+        return "save"
     name = dotted(call.func) or (call.func.attr.value if isinstance(call.func, cst.Attribute) else "")
     last = name.rsplit(".", 1)[-1]
     if _is_save_like(last) and not _in_function(found, statement, savers):
         return "save"
     if name == "print":
-        return "print"
+        return "" if any(a.keyword is not None and a.keyword.value == "file" for a in call.args) else "print"
     if isinstance(call.func, cst.Attribute) and last in LOG_LEVELS:
         receiver = dotted(call.func.value) or ""
         if "log" in receiver.rsplit(".", 1)[-1].lower():
             return "print"
     return ""
+
+
+def _private_paths(found: Read) -> set[str]:
+    """Names that hold a path each process makes for itself (`tempfile.mkdtemp()`, and names
+    built from those): a checkpoint there is each process's own, saved and read by it alone."""
+    assigns = [n for n in walk(found.module) if isinstance(n, cst.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0].target, cst.Name)]
+    private = {a.targets[0].target.value for a in assigns
+               if any(q.startswith("tempfile.") for c in calls(a.value) for q in found.qualified(c.func))}
+    for _ in range(2):  # ckpt_dir = mkdtemp(); ckpt_path = os.path.join(ckpt_dir, "best.pt")
+        private |= {a.targets[0].target.value for a in assigns if _mentions(a.value, private)}
+    return private
+
+
+def _mentions(node: cst.CSTNode, names_: set[str]) -> bool:
+    return bool(names_) and any(isinstance(n, cst.Name) and n.value in names_ for n in walk(node))
 
 
 def _in_function(found: Read, statement: cst.CSTNode, savers: set[str]) -> bool:
@@ -88,11 +107,11 @@ def _is_called(found: Read, name: str) -> bool:
     return any(dotted(c.func) is not None and dotted(c.func).rsplit(".", 1)[-1] == name for c in calls(found.module))
 
 
-def _guard_runs(found: Read, edits: Edits, block, savers: set[str]) -> tuple[bool, list[Change]]:
+def _guard_runs(found: Read, edits: Edits, block, savers: set[str], private: set[str]) -> tuple[bool, list[Change]]:
     """Each run of consecutive saves and prints in `block` under one `if RANK == 0:`."""
     changes, saves, run = [], False, []
     for statement in [*block.body, None]:
-        kind = _kind(found, statement, savers) if statement is not None else ""
+        kind = _kind(found, statement, savers, private) if statement is not None else ""
         if kind:
             run.append((statement, kind))
             saves = saves or kind == "save"
@@ -129,7 +148,7 @@ def _quiet_tqdm(found: Read, edits: Edits, call: cst.Call) -> list[Change]:
     return [Change(line, line, "TP205", Operation.MODIFY, "progress bar on rank 0 alone (disable=RANK != 0)", "tqdm")]
 
 
-def _barriers(found: Read, edits: Edits, savers: set[str]) -> list[Change]:
+def _barriers(found: Read, edits: Edits, savers: set[str], private: set[str]) -> list[Change]:
     """A barrier before each statement that reads a checkpoint back (outside the save-like functions)."""
     changes, done = [], set()
     saved = {code(c.args[1].value) for c in calls(found.module) if found.qualified(c.func) & SAVE and len(c.args) > 1}
@@ -138,7 +157,8 @@ def _barriers(found: Read, edits: Edits, savers: set[str]) -> list[Change]:
             continue
         statement = found.statement_of(call)
         if statement is None or statement in done or _in_function(found, statement, savers) \
-                or not _reads_checkpoint(found, call, statement, saved):
+                or not _reads_checkpoint(found, call, statement, saved) \
+                or (call.args and _mentions(call.args[0].value, private)):
             continue
         done.add(statement)
         edits.insert_before(statement, statements(BARRIER))
