@@ -60,6 +60,7 @@ def test_a_script_that_ends_by_exiting_keeps_its_exit_last_with_a_row():
     ('device = torch.device("cuda", 0)', 'device = torch.device("cuda")', "MODIFY"),
     ("model = model.cuda(0)", "model = model.cuda()", "MODIFY"),
     ("torch.cuda.set_device(0)", None, "DELETE"),
+    ("torch.cuda.set_device(args.gpu)", None, "DELETE"),
     ('os.environ["CUDA_VISIBLE_DEVICES"] = "0"', None, "DELETE"),
 ])
 def test_device_zero_hard_coded_becomes_each_processs_own_device(line, expected, operation):
@@ -76,7 +77,7 @@ def test_other_devices_and_variables_are_kept():
               'os.environ["CUDA_VISIBLE_DEVICES"] = args.gpus\n')
     text, rows = run(insert_setup, source)
     assert '"cuda:1"' in text and "m.cuda(args.gpu)" in text and 'os.environ["CUDA_VISIBLE_DEVICES"] = args.gpus' in text
-    assert (5, "TP201", "NOTE") in rows
+    assert (4, "TP201", "NOTE") in rows and (5, "TP201", "NOTE") in rows
 
 
 def test_a_file_distributed_already_gets_no_setup():

@@ -69,3 +69,11 @@ def test_a_file_that_does_not_spawn_is_left_as_it_is():
 
 def test_the_row_says_the_launcher_decides_the_process_count():
     assert "--nproc_per_node" in messages(launch_in_place, "import os\nimport torch.multiprocessing as mp\nmp.spawn(f, nprocs=2)\n", SPAWNS)[0]
+
+
+def test_a_spawn_whose_processes_report_back_through_a_queue_is_kept_with_a_row():
+    source = ("import os\nimport torch.multiprocessing as mp\nresults = mp.get_context('spawn').SimpleQueue()\n"
+              "mp.spawn(train, args=(2, results), nprocs=2)\nassert not results.empty()\n")
+    text, rows = run(launch_in_place, source, SPAWNS)
+    assert text == source and rows == [(4, "TP204", "NOTE")]
+    assert "results" in messages(launch_in_place, source, SPAWNS)[0]

@@ -41,17 +41,20 @@ def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
     if not plan.single_card:
         return source, []
     found = Read(source)
-    model = _find_model(found)
-    if model is None:
+    candidates = list(_candidates(found))
+    if not candidates:
         return source, _no_model(found)
-    name, anchor = model
-    placed = _placement(found, name, anchor)
+    placed = next(((name, p) for name, anchor in candidates
+                   if (p := _placement(found, name, anchor)) is not None), None)
     if placed is None:
+        name, anchor = candidates[0]
         line = found.line(anchor)
         return source, [Change(line, line, "TP203", Operation.NOTE,
-                               f"{name} is not moved to its device where it is made: wrap it in "
-                               f"DistributedDataParallel once it is (after .to(device))", names.DDP)]
-    block, after, prepared_on_device = placed
+                               f"{name} is not moved to its device where it is made, or is used as a container "
+                               f"(iterated, indexed): wrap the model in DistributedDataParallel by hand once it is "
+                               f"on its device", names.DDP)]
+    name, placed = placed
+    block, after, _ = placed
     edits, changes = Edits(), []
     changes += _drop_data_parallel(found, edits, name)
     buffers, why = _broadcast_buffers(found)
@@ -67,22 +70,26 @@ def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
     return edits.apply(found.module), changes
 
 
-def _find_model(found: Read) -> tuple[str, cst.BaseStatement] | None:
-    """(the model's name, the statement that shows it is the model)."""
+def _candidates(found: Read):
+    """(a name that may hold the model, the statement that says so), likeliest first: what an
+    optimizer is built over (`SGD(model.parameters())`, `make_optimizer(model)`), then what
+    DataParallel, apex or SyncBatchNorm is handed."""
     for call in calls(found.module):
         if _is_optimizer_call(found, call):
             for inner in calls(call):
                 if inner is not call and isinstance(inner.func, cst.Attribute) \
                         and inner.func.attr.value in ("parameters", "named_parameters") \
                         and isinstance(inner.func.value, cst.Name):
-                    return inner.func.value.value, found.statement_of(call)
+                    yield inner.func.value.value, found.statement_of(call)
+            for arg in call.args:
+                if isinstance(arg.value, cst.Name):
+                    yield arg.value.value, found.statement_of(call)
     for call in calls(found.module):
         names_ = found.qualified(call.func)
         if names_ & DATA_PARALLEL or names_ & AMP_INITIALIZE or CONVERT_SYNC_BATCHNORM in names_:
             target = _assigned_name(found, call)
             if target is not None:
-                return target, found.statement_of(call)
-    return None
+                yield target, found.statement_of(call)
 
 
 def _is_optimizer_call(found: Read, call: cst.Call) -> bool:
@@ -128,7 +135,7 @@ def _placement(found: Read, name: str, anchor: cst.BaseStatement):
             if _prepares(found, statement, name):
                 last = statement
                 on_device = on_device or _moves(found, statement, name)
-        if last is None or not on_device:
+        if last is None or not on_device or _used_as_container(found, block, name):
             return None
         return block, last, on_device
     return None
@@ -143,6 +150,20 @@ def _first_assignment(found: Read, name: str, anchor: cst.BaseStatement) -> cst.
                 and isinstance(node, cst.SimpleStatementLine) and _assigns(node, name):
             return node
     return None
+
+
+def _used_as_container(found: Read, block, name: str) -> bool:
+    """`for layer in layers`, `layers[0]`, `enumerate(layers)`: a ModuleList whose forward is never
+    called, which a DDP wrapper would hide."""
+    for node in walk(block, into_scopes=False):
+        if isinstance(node, cst.For) and dotted(node.iter) == name:
+            return True
+        if isinstance(node, cst.Subscript) and dotted(node.value) == name:
+            return True
+        if isinstance(node, cst.Call) and dotted(node.func) in ("enumerate", "zip", "len", "iter", "reversed", "list") \
+                and any(dotted(a.value) == name for a in node.args):
+            return True
+    return False
 
 
 def _assigns(statement: cst.CSTNode, name: str) -> bool:

@@ -16,7 +16,7 @@ from torchport.apis.distributed import CUDA_DIST_BACKEND, PROCESS_GROUPS
 from torchport.distribute import names
 from torchport.distribute.changes import Change
 from torchport.distribute.detect import main_guard
-from torchport.distribute.edits import (Edits, Read, dotted, first_code, import_missing, is_import_line, statements,
+from torchport.distribute.edits import (Edits, Read, code, dotted, first_code, import_missing, is_import_line, statements,
                                         walk)
 from torchport.findings import Operation
 
@@ -149,13 +149,20 @@ def _device_zero_call(found: Read, edits: Edits, call: cst.Call) -> list[Change]
             and _is_zero(call.args[0].value) and call.args[0].keyword is None:
         edits.replace(call, call.with_changes(args=[]))
         return [_row(found, call, f".{CUDA}(0) -> .{CUDA}(): each process's own device")]
-    if "torch.cuda.set_device" in names_ and call.args and _is_zero(call.args[0].value):
+    if "torch.cuda.set_device" in names_ and call.args:
+        # (a single-card script's set_device, of 0 or of `args.gpu`, would put every process on that one device)
         statement = found.statement_of(call)
-        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+                and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is call:
             edits.remove(statement)
             return [Change(found.line(call), found.line(call), "TP201", Operation.DELETE,
-                           "set_device(0) dropped: set_device(LOCAL_RANK) chose each process's device",
-                           "torch.cuda.set_device")]
+                           f"set_device({code(call.args[0].value)}) dropped: set_device(LOCAL_RANK) chose each "
+                           "process's device", "torch.cuda.set_device")]
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == CUDA and call.args \
+            and call.args[0].keyword is None and not isinstance(call.args[0].value, cst.Integer):
+        return [Change(found.line(call), found.line(call), "TP201", Operation.NOTE,
+                       f".{CUDA}({code(call.args[0].value)}): every process would use the device it names; "
+                       f"drop the index (set_device(LOCAL_RANK) chose each process's device)", "")]
     return []
 
 

@@ -12,11 +12,13 @@ import libcst as cst
 from torchport.distribute import names
 from torchport.distribute.changes import Change
 from torchport.distribute.detect import SPAWNS
-from torchport.distribute.edits import Edits, Read, argument, calls, code, import_missing, walk
+from torchport.distribute.edits import Edits, Read, argument, calls, code, dotted, import_missing, walk
 from torchport.findings import Operation
 
 LOCAL_RANK = f'int(os.environ.get("{names.LOCAL_RANK}", 0))'
 RENDEZVOUS = ("MASTER_ADDR", "MASTER_PORT")
+# What a parent process makes to hear back from the processes it spawns.
+SHARED = frozenset({"Queue", "SimpleQueue", "JoinableQueue", "Pipe", "Manager", "Value", "Array", "Event", "Barrier"})
 
 
 def launch_in_place(source: str, plan, options) -> tuple[str, list[Change]]:
@@ -47,6 +49,12 @@ def _spawn(found: Read, edits: Edits, call: cst.Call) -> Change:
         return Change(line, line, "TP204", Operation.NOTE,
                       "mp.spawn kept: its result is used (join=False or a value kept), so the launcher cannot "
                       "start these processes in its place; start them with torchrun by hand", api)
+    shared = _shared_with_the_parent(found, args)
+    if shared:
+        return Change(line, line, "TP204", Operation.NOTE,
+                      f"mp.spawn kept: its processes hand results back to this one through {shared}, which "
+                      "processes the launcher starts would not share; collect them with torch.distributed instead",
+                      api)
     passed = [cst.Arg(cst.parse_expression(LOCAL_RANK))]
     if args is not None:
         value = args.value
@@ -59,6 +67,20 @@ def _spawn(found: Read, edits: Edits, call: cst.Call) -> Change:
                   f"{api.rsplit('.', 1)[-1]}({code(fn.value)}, ...) -> {code(fn.value)}(LOCAL_RANK, ...): the launcher "
                   "starts one process per device and each runs it (its process count is the launcher's "
                   "--nproc_per_node)", api)
+
+
+def _shared_with_the_parent(found: Read, args: cst.Arg | None) -> str:
+    """The name of a queue, pipe or manager the spawned processes are handed ("" when none)."""
+    if args is None or not isinstance(args.value, (cst.Tuple, cst.List)):
+        return ""
+    handed = {e.value.value for e in args.value.elements if isinstance(e.value, cst.Name)}
+    for node in walk(found.module):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and node.targets[0].target.value in handed and isinstance(node.value, cst.Call):
+            made = dotted(node.value.func) or (node.value.func.attr.value if isinstance(node.value.func, cst.Attribute) else "")
+            if made.rsplit(".", 1)[-1] in SHARED:
+                return node.targets[0].target.value
+    return ""
 
 
 def _commas(args: list[cst.Arg]) -> list[cst.Arg]:
