@@ -118,3 +118,11 @@ def test_a_file_without_a_model_gets_one_row():
 def test_a_file_distributed_already_is_not_wrapped_again():
     source = "import torch\nmodel = Net().cuda()\n" + OPTIMIZER
     assert run(wrap_model, source, Plan(entry=True, already="x", spawns=True)) == (source, [])
+
+
+def test_a_data_parallel_of_another_functions_model_is_kept_with_a_row():
+    source = ("import torch\nimport torch.nn as nn\nmodel = Net().cuda()\n" + OPTIMIZER
+              + "def other(device):\n    m = nn.DataParallel(Net()).to(device)\n    return m\n")
+    text, rows = run(wrap_model, source)
+    assert "    m = nn.DataParallel(Net()).to(device)\n" in text and WRAP in text
+    assert (6, "TP203", "NOTE") in rows

@@ -56,7 +56,7 @@ def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
     name, placed = placed
     block, after, _ = placed
     edits, changes = Edits(), []
-    changes += _drop_data_parallel(found, edits, name)
+    changes += _drop_data_parallel(found, edits, name, found.scope_of(after))
     buffers, why = _broadcast_buffers(found)
     keyword = "" if buffers else ", broadcast_buffers=False"
     wrap = f"{name} = {names.DDP}({name}, device_ids=[{names.LOCAL_RANK}]{keyword})\n"
@@ -217,8 +217,9 @@ def _trains(found: Read, statement: cst.BaseStatement, name: str) -> bool:
     return False
 
 
-def _drop_data_parallel(found: Read, edits: Edits, name: str) -> list[Change]:
-    """`nn.DataParallel(x, ...)` becomes `x` (the DDP wrap takes its place)."""
+def _drop_data_parallel(found: Read, edits: Edits, name: str, scope) -> list[Change]:
+    """`nn.DataParallel(x, ...)` of the model becomes `x` (the DDP wrap takes its place); another
+    DataParallel (another function's model) is kept, with a row."""
     changes = []
     for call in calls(found.module):
         if not (found.qualified(call.func) & DATA_PARALLEL and call.args):
@@ -226,6 +227,11 @@ def _drop_data_parallel(found: Read, edits: Edits, name: str) -> list[Change]:
         inner = call.args[0].value
         statement = found.statement_of(call)
         line = found.line(call)
+        if found.scope_of(call) is not scope or _assigned_name(found, call) != name:
+            changes.append(Change(line, line, "TP203", Operation.NOTE,
+                                  f"DataParallel kept: not the model wrapped in DistributedDataParallel ({name}); "
+                                  "one process runs it on its one device", "torch.nn.DataParallel"))
+            continue
         if _is_self_assignment(statement, call, inner):
             holder = found.parent(statement)
             removable = found.parent(holder)
