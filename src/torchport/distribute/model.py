@@ -26,7 +26,7 @@ MOVES = frozenset({"to", "cuda", "half", "float", "double", "bfloat16", "type", 
 # What a DDP wrapper answers itself; any other attribute of the wrapped name is the module's.
 DDP_ATTRIBUTES = frozenset({
     "module", "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
-    "modules", "named_modules", "train", "eval", "zero_grad", "to", "cuda", "cpu", "half", "float", "double",
+    "modules", "named_modules", "train", "eval", "zero_grad", "to", "cuda", "half", "float", "double",
     "bfloat16", "apply", "requires_grad_", "register_forward_hook", "register_forward_pre_hook",
     "register_full_backward_hook", "register_comm_hook", "no_sync", "training", "forward", "join",
     "type", "share_memory", "extra_repr"})
