@@ -112,3 +112,11 @@ def test_distributing_twice_changes_nothing_more():
 
 def test_a_file_that_is_not_python_is_returned_as_it_is():
     assert distribute_source("def (:\n").source == "def (:\n"
+
+
+def test_in_a_distributed_script_that_spawns_nothing_but_the_spawn_changes():
+    source = SPAWNED.replace("    dist.init_process_group", "    loader = torch.utils.data.DataLoader(ds, batch_size=8, shuffle=True)\n"
+                             "    print(rank)\n    dist.init_process_group")
+    result = distribute_source("import torch\n" + source)
+    assert "DataLoader(ds, batch_size=8, shuffle=True)" in result.source and "    print(rank)\n" in result.source
+    assert "WORLD_SIZE" not in result.source and "mp.spawn(" not in result.source
