@@ -1,4 +1,5 @@
 """A trainer that starts its processes with mp.spawn, one per GPU, the DDP tutorial's way."""
+import gc
 import os
 
 import torch
@@ -25,6 +26,9 @@ def worker(rank, world_size, steps):
         loss.backward()
         optimizer.step()
     print(f"rank {rank} of {world_size} done")
+    del model, optimizer  # free DDP before the group goes (a gloo reducer dying after it can abort)
+    gc.collect()
+    dist.barrier()
     dist.destroy_process_group()
 
 
