@@ -19,6 +19,7 @@ from torchport.apis.cuda_module import DEVICE_MODULE
 from torchport.targets.advice import Advice, common
 from torchport.targets import fallbacks
 from torchport.targets.kernels import Kernels
+from torchport.targets.launch import Launch
 from torchport.targets.verdict import Kind, Verdict, adapted, same, unsupported
 
 # The Target fields that hold Python source (an expression written into migrated files and
@@ -126,6 +127,7 @@ class Target:
     dist_backend: str = "gloo"  # source expression for what "nccl" becomes
     ddp_device_ids: bool = True  # False: DDP(device_ids=...) is dropped (CPU modules take None)
     visible_devices_env: str | None = None  # what CUDA_VISIBLE_DEVICES becomes (None: report only)
+    launch: Launch = field(default_factory=Launch)  # what run_distributed.sh needs (launch.py)
     float16_autocast: str | None = None  # what autocast's float16 becomes (None: kept)
     host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events); needs HostEvent
     profiler_activity: str | None = None  # what ProfilerActivity.CUDA becomes ("XPU"); None: no such activity
