@@ -223,7 +223,7 @@ def print_distributed(outcome: engine.Outcome, options: engine.Options, file) ->
           + (f": {', '.join(outcome.distributed[:5])}" if outcome.distributed else ""), file=file)
     if len(outcome.distributed) > 5:
         print(f"    ... and {len(outcome.distributed) - 5} more in summary.json", file=file)
-    base = f"{options.out}/" if options.out and not options.diff else ""
+    base = f"{options.out}/" if options.out and not (options.diff or options.analysis_only) else ""
     for name, script, where in outcome.launchers:
         said = f"command line from {where}" if where else "no command line found: add its arguments"
         print(f"  launcher: {wrote} {base}{name} for {script} ({said})", file=file)

@@ -321,7 +321,10 @@ def run(options: Options) -> Outcome:
     with claimed(out, options):
         writer = None if options.analysis_only else Writer([s.path for s in sources], out, outcome)
         _migrate(sources, writer, options, outcome)
-        write_reports(out / REPORT_DIR, outcome.findings, outcome.skipped, outcome.summary(options), options.reports)
+        write_reports(
+            out / REPORT_DIR, outcome.findings, outcome.skipped, outcome.summary(options), options.reports,
+            distributed=options.distribute is not None,
+        )
     return outcome
 
 
