@@ -9,13 +9,12 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from torchport.distribute.driver import Options, distribute_source
 from torchport.distribute.lines import back, line_map
 from torchport.findings import Finding, Operation
-from torchport.migrate.source import FileResult, migrate_source
-from torchport.targets import Target
+from torchport.migrate.source import FileResult
 
 NOTE_CODE = "TP200"
 # A file that trains imports torch: one that never says it is not read by the steps at all.
@@ -42,34 +41,33 @@ class Distribution(NamedTuple):
     left_alone: str = ""  # an entry script not distributed: why
 
 
-def distribute_then_migrate(
-    data: bytes, target: Target, path: str, request: Request, apply_affinity: bool = False,
-) -> FileResult:
-    """`data` (bytes, any declared encoding) made to run as one of N processes, then migrated."""
+def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: Callable[[bytes], FileResult]) -> FileResult:
+    """`data` (bytes, any declared encoding) made to run as one of N processes, then migrated
+    (`migrate`: as a file is without --distributed)."""
     decoded = _decoded(data) if MENTIONS_TORCH.search(data) else None
     if decoded is None:
-        return migrate_source(data, target, path, apply_affinity)
+        return migrate(data)
     text, encoding = decoded
     try:
         done = distribute_source(text, path, request.options_for(path))
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a step's bug costs the file its distribution only)
-        plain = migrate_source(data, target, path, apply_affinity)
+        plain = migrate(data)
         why = f"not distributed: internal error ({type(error).__name__}: {_first_line(error)})"
         return _with_rows(plain, [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why)], Distribution(True, False, why))
     plan = done.plan
     if plan is None:  # (not valid Python to LibCST: migrated, or reported, as before)
-        return migrate_source(data, target, path, apply_affinity)
+        return migrate(data)
     notes = done.findings
     if not done.changed:
         why = "" if not plan.entry else plan.already or "nothing to change"
-        return _with_rows(migrate_source(data, target, path, apply_affinity), notes, Distribution(plan.entry, False, why))
+        return _with_rows(migrate(data), notes, Distribution(plan.entry, False, why))
     try:
         rewritten = done.source.encode(encoding)
     except UnicodeEncodeError:
         rewritten = None
-    result = migrate_source(rewritten, target, path, apply_affinity) if rewritten is not None else None
+    result = migrate(rewritten) if rewritten is not None else None
     if result is None or result.error is not None:
-        plain = migrate_source(data, target, path, apply_affinity)
+        plain = migrate(data)
         why = f"not distributed: the rewritten file could not be migrated ({result.error if result else 'encoding'})"
         row = Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why)
         return _with_rows(plain, [row], Distribution(plan.entry, False, why))

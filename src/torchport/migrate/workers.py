@@ -50,12 +50,15 @@ class Job:
 def migrate_one(job: Job, target_name: str, apply_affinity: bool = False, distribute: Request | None = None) -> FileResult:
     """One file's result; an error in a rule or in the parser becomes a reason, never an exception.
     `distribute`: made to run as one of N processes first, where it is a training entry script."""
+    def migrate(data: bytes) -> FileResult:
+        if not mentions(target_name).search(data):
+            return FileResult(data, error=_parse_error(data))
+        return migrate_source(data, targets.get(target_name), job.relative, apply_affinity)
+
     try:
         if distribute is not None:
-            return distribute_then_migrate(job.data, targets.get(target_name), job.relative, distribute, apply_affinity)
-        if not mentions(target_name).search(job.data):
-            return FileResult(job.data, error=_parse_error(job.data))
-        return migrate_source(job.data, targets.get(target_name), job.relative, apply_affinity)
+            return distribute_then_migrate(job.data, job.relative, distribute, migrate)
+        return migrate(job.data)
     except MemoryError:
         return FileResult(job.data, error="needs more memory than a file may take")
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a rule's bug must not stop the run)
