@@ -250,3 +250,90 @@ def test_analyze_reports_what_distributed_would_change(cli, project, tmp_path, f
 def test_analyze_option_error(cli, project, tmp_path):
     status, _, err = cli("analyze", project, "-o", tmp_path / "r", "--entry", project / "train.py")
     assert status == 2 and err.strip() == "torchport analyze: error: --entry goes with --distributed"
+
+
+# -- end to end, with the real steps (make fidelity) --
+
+TRAINER = '''import argparse
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=1)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    device = torch.device("cuda")
+    data = TensorDataset(torch.randn(64, 4), torch.randn(64, 1))
+    loader = DataLoader(data, batch_size=16, shuffle=False)
+    model = nn.Linear(4, 1).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            loss = nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(f"epoch {epoch} loss {loss.item():.4f}")
+    torch.save(model.state_dict(), "model.pt")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def steps_landed() -> bool:
+    from torchport.distribute import distribute_source
+
+    return distribute_source(TRAINER, "train.py").changed
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def run_tool(args, cwd, env=None):
+    import subprocess
+
+    environment = {**os.environ, "PYTHONWARNINGS": "ignore::UserWarning", **(env or {})}
+    environment.pop("TORCHPORT_TARGET", None)
+    return subprocess.run([str(a) for a in args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=300)
+
+
+def same_weights(first: Path, second: Path) -> None:
+    import torch
+
+    a, b = torch.load(first), torch.load(second)
+    assert a.keys() == b.keys()
+    for name in a:
+        assert torch.allclose(a[name], b[name], rtol=1e-4, atol=1e-6), name
+
+
+@pytest.mark.fidelity
+def test_launcher_runs_as_written_on_two_cpu_processes(tmp_path):
+    if not steps_landed():
+        pytest.skip("the distribute steps have not landed")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "train.py").write_text(TRAINER)
+    (src / "README.md").write_text("```\npython train.py --epochs 2\n```\n")
+    out = tmp_path / "out"
+    done = run_tool([sys.executable, "-m", "torchport", "migrate", src, "-o", out, "-t", "cpu", "--distributed"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    single = run_tool([sys.executable, "train.py", "--epochs", "2"], out)  # (no launcher: one process, as before)
+    assert single.returncode == 0, single.stderr
+    (out / "model.pt").rename(tmp_path / "single.pt")
+    env = {"NPROC_PER_NODE": "2", "PYTHON": sys.executable, "MASTER_PORT": str(free_port())}
+    ran = run_tool(["bash", out / "run_distributed.sh"], tmp_path, env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert [line.split(" loss")[0] for line in ran.stdout.splitlines() if line.startswith("epoch")] == ["epoch 0", "epoch 1"]
+    same_weights(tmp_path / "single.pt", out / "model.pt")

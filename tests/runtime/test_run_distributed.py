@@ -113,3 +113,23 @@ def runtime_undone():
     from torchport import runtime
 
     runtime.undo()
+
+
+@pytest.mark.fidelity
+def test_two_processes_train_as_one(tmp_path, run_tool):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "migrate"))
+    from test_distributed_cli import TRAINER, same_weights, steps_landed
+
+    if not steps_landed():
+        pytest.skip("the distribute steps have not landed")
+    (tmp_path / "train.py").write_text(TRAINER)
+    (tmp_path / "one").mkdir()
+    single = run_tool([sys.executable, "-m", "torchport", "run", "--target", "cpu", "../train.py", "--epochs", "2"],
+                      tmp_path / "one")
+    assert single.returncode == 0, single.stderr
+    ran = run_tool([sys.executable, "-m", "torchport", "run", "--target", "cpu", "--distributed", "--nproc-per-node", "2",
+                    "train.py", "--epochs", "2"], tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert [line.split(" loss")[0] for line in ran.stdout.splitlines() if line.startswith("epoch")] == ["epoch 0", "epoch 1"]
+    assert (tmp_path / "torchport_run.rank1.log").exists()
+    same_weights(tmp_path / "one" / "model.pt", tmp_path / "model.pt")
