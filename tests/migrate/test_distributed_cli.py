@@ -261,6 +261,15 @@ import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
 
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--epochs", type=int, default=1)
@@ -269,7 +278,7 @@ def main():
     device = torch.device("cuda")
     data = TensorDataset(torch.randn(64, 4), torch.randn(64, 1))
     loader = DataLoader(data, batch_size=16, shuffle=False)
-    model = nn.Linear(4, 1).to(device)
+    model = Net().to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(args.epochs):
         for x, y in loader:
