@@ -12,6 +12,7 @@ migrated and every other file copied, plus reports in OUT/torchport_report/:
                        End Line, Api Type, Api Call Name, Affinity Api Name)
   skipped_files.csv    files copied unchanged (not valid Python, Python 2, bad encoding, over a
                        budget) or not taken (unreadable, a loop of links, a link out of SRC)
+  distributed.csv      with --distributed: its rows alone (the columns of change_list.csv)
   summary.json         the figures below, for scripts; what the file choice left out (with
                        --distributed: which files it changed, which entry scripts it left and why)
 
