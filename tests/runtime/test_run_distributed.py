@@ -3,6 +3,7 @@ _fake_distribute), tracebacks at the original's lines, and the torchrun it start
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -24,6 +25,15 @@ def main():
 if __name__ == "__main__":
     main()
 '''
+
+
+@pytest.fixture(autouse=True)
+def environment_kept():
+    """`run` sets TORCHPORT_TARGET and TORCHPORT_LOG for its children: not for later tests'."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 @pytest.fixture
@@ -49,11 +59,19 @@ def no_launcher(monkeypatch):
     (["--distributed-batch", "per-rank"], "--distributed-batch goes with --distributed"),
     (["--distributed", "--nproc-per-node", "0"], "--nproc-per-node 0: give a number of processes, 1 or more"),
     (["--distributed", "--nproc-per-node", "two"], "--nproc-per-node two: give a number of processes, 1 or more"),
+    (["--distributed", "--distributed-batch", "local"], "--distributed-batch local: choose global or per-rank"),
 ])
 def test_option_errors(cli, script, arguments, said):
     status, _, err = cli("run", "--target", "cpu", *arguments, script)
     assert status == 2
     assert err.strip() == f"torchport run: error: {said}"
+
+
+def test_batch_modes_are_the_steps_own():
+    from torchport.distribute.driver import BATCH_MODES
+    from torchport.runtime.command import BATCH_MODES as RUN_MODES
+
+    assert RUN_MODES == BATCH_MODES
 
 
 def test_distributed_module_refused(cli):
@@ -85,6 +103,7 @@ def test_left_alone_is_said(cli, tmp_path, fake_steps, no_launcher, runtime_undo
 
 def test_starts_torchrun_on_itself(cli, script, tmp_path, monkeypatch, no_launcher):
     from torchport.runtime import distributed
+    from torchport.runtime.command import RANKS_LOG_ENV
 
     calls = []
     monkeypatch.setattr(distributed.subprocess, "call", lambda command, env: calls.append((command, env)) or 3)
@@ -95,7 +114,7 @@ def test_starts_torchrun_on_itself(cli, script, tmp_path, monkeypatch, no_launch
     assert command == [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
                        "-m", "torchport", "run", "--distributed", "--target", "cpu",
                        "--distributed-batch", "per-rank", str(script), "--lr", "1"]
-    assert env[distributed.LOG_ENV] == str(tmp_path / "my.log")
+    assert env[RANKS_LOG_ENV] == str(tmp_path / "my.log")
 
 
 def test_under_a_launcher_it_is_one_rank(cli, script, tmp_path, monkeypatch, fake_steps, runtime_undone):

@@ -32,13 +32,15 @@ import os
 import sys
 
 from torchport import targets
-from torchport.distribute.driver import BATCH_MODES
 from torchport.errors import UsageError
-from torchport.runtime import distributed
 from torchport.syntax import BEFORE_37, PYTHON2, syntax_problem
 
 
 DEFAULT_LOG = "torchport_run.log"
+BATCH_MODES = ("global", "per-rank")  # (distribute.driver's: that module needs LibCST, which run does not import)
+# The log of the processes of a torchrun that `run --distributed --nproc-per-node` started
+# (torchrun's parser would take their --log for an abbreviation of its --log-dir).
+RANKS_LOG_ENV = "TORCHPORT_RUN_LOG"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "migrate --distributed would (see below)")
     parser.add_argument("--nproc-per-node", metavar="N",
                         help="with --distributed and no launcher: start torchrun with N processes on this machine")
-    parser.add_argument("--distributed-batch", choices=BATCH_MODES, metavar="{global,per-rank}",
+    parser.add_argument("--distributed-batch", metavar="{global,per-rank}",
                         help="with --distributed: global (default) splits the batch across the processes; "
                              "per-rank keeps it and multiplies the learning rate by WORLD_SIZE")
     parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [args]",
@@ -67,8 +69,10 @@ def main(args: argparse.Namespace) -> int:
     nproc = _distributed_options(args)
     argv, run = _plan(args)
     require_torch()
-    args.log = args.log or os.environ.get(distributed.LOG_ENV) or DEFAULT_LOG
-    if nproc is not None and not distributed.under_launcher():
+    args.log = args.log or os.environ.get(RANKS_LOG_ENV) or DEFAULT_LOG
+    if nproc is not None and "LOCAL_RANK" not in os.environ:  # (a launcher's process is one rank)
+        from torchport.runtime import distributed
+
         return distributed.launch(nproc, _rank_command(args), os.path.abspath(args.log))
     from torchport import runtime
     from torchport.runtime.autoload import LOG_ENV, TARGET_ENV
@@ -138,6 +142,8 @@ def _plan(args):
     refuse_invalid_python(script, script)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     if args.distributed:
+        from torchport.runtime import distributed  # (LibCST: only for --distributed)
+
         return list(args.program), distributed.runner(script, args.distributed_batch or "global")
     return list(args.program), lambda: runpy.run_path(script, run_name="__main__")
 
@@ -152,6 +158,8 @@ def _distributed_options(args) -> int | None:
         return None
     if args.module is not None:
         raise UsageError("--distributed runs a script (torchport run --distributed script.py), not -m MODULE")
+    if args.distributed_batch not in (None, *BATCH_MODES):
+        raise UsageError(f"--distributed-batch {args.distributed_batch}: choose global or per-rank")
     if args.nproc_per_node is None:
         return None
     if not args.nproc_per_node.isdigit() or int(args.nproc_per_node) < 1:
@@ -161,7 +169,7 @@ def _distributed_options(args) -> int | None:
 
 def _rank_command(args) -> list[str]:
     """What each of torchrun's processes runs: this command, less --nproc-per-node."""
-    command = ["run", "--distributed", "--target", args.target]  # (the log goes by distributed.LOG_ENV)
+    command = ["run", "--distributed", "--target", args.target]  # (the log goes by RANKS_LOG_ENV)
     if args.honest_to is not None:
         command += ["--honest-to", args.honest_to]
     if args.distributed_batch:
@@ -201,7 +209,9 @@ def report_uncaught(error: BaseException) -> None:
     our launcher (this module, runpy) are dropped from the top. Chained exceptions keep theirs."""
     import runpy
 
-    launcher = {main.__code__.co_filename, runpy.run_path.__code__.co_filename, distributed.__file__}
+    launcher = {main.__code__.co_filename, runpy.run_path.__code__.co_filename}
+    if "torchport.runtime.distributed" in sys.modules:
+        launcher.add(sys.modules["torchport.runtime.distributed"].__file__)
     frames = error.__traceback__
     while frames is not None and frames.tb_frame.f_code.co_filename in launcher:
         frames = frames.tb_next

@@ -21,15 +21,8 @@ import types
 from torchport.distribute import Options, distribute_source
 from torchport.distribute.lines import back, line_map
 from torchport.errors import UsageError
+from torchport.runtime.command import RANKS_LOG_ENV
 
-LAUNCHED = "LOCAL_RANK"  # set by torchrun (and torch.distributed.launch --use-env) in each process
-# The log of the processes torchport's own torchrun starts (torchrun's parser would take a --log
-# of theirs for an abbreviation of its --log-dir).
-LOG_ENV = "TORCHPORT_RUN_LOG"
-
-
-def under_launcher() -> bool:
-    return LAUNCHED in os.environ
 
 
 def launch(nproc: int, argv: list[str], log: str) -> int:
@@ -37,7 +30,7 @@ def launch(nproc: int, argv: list[str], log: str) -> int:
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
                "-m", "torchport", *argv]
     try:
-        return subprocess.call(command, env={**os.environ, LOG_ENV: log})
+        return subprocess.call(command, env={**os.environ, RANKS_LOG_ENV: log})
     except KeyboardInterrupt:  # (torchrun has had the signal too, and stops its processes)
         return 130
 
