@@ -101,6 +101,20 @@ def test_left_alone_is_said(cli, tmp_path, fake_steps, no_launcher, runtime_undo
     assert f"{path} runs as it is (it starts its own process group)" in err
 
 
+def test_a_failing_step_leaves_the_script_as_it_is(cli, script, tmp_path, monkeypatch, fake_steps, no_launcher,
+                                                  runtime_undone):
+    from torchport.distribute import driver
+
+    def broken(source, plan, options):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(driver, "STEPS", (broken,))
+    script.write_text("import torch\nprint('ran', torch.ones(1).cuda().device.type)\n")
+    status, out, err = cli("run", "--target", "cpu", "--log", tmp_path / "log", "--distributed", script)
+    assert status == 0 and "ran cpu" in out
+    assert "runs as it is (internal error in the rewrite: RuntimeError: a bug)" in err
+
+
 def test_starts_torchrun_on_itself(cli, script, tmp_path, monkeypatch, no_launcher):
     from torchport.runtime import distributed
     from torchport.runtime.command import RANKS_LOG_ENV

@@ -45,12 +45,17 @@ def runner(script: str, batch: str = "global"):
         text = data.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError) as error:
         raise UsageError(f"cannot read {script}: {error}") from None
-    done = distribute_source(text, script, Options(batch=batch, entry=True))
-    if done.changed:
-        code = compile_at_original_lines(done.source, text, script)
-    else:
+    code, why = None, ""
+    try:
+        done = distribute_source(text, script, Options(batch=batch, entry=True))
+        if done.changed:
+            code = compile_at_original_lines(done.source, text, script)
+        else:
+            why = done.plan.already if done.plan is not None and done.plan.already else "nothing to change"
+    except (Exception, RecursionError) as error:  # noqa: BLE001 (a step's bug: the script still runs, as it is)
+        why = f"internal error in the rewrite: {type(error).__name__}: {(str(error).splitlines() or [''])[0]}"
+    if code is None:
         code = compile(text, script, "exec", dont_inherit=True)
-        why = done.plan.already if done.plan is not None and done.plan.already else "nothing to change"
         if os.environ.get("RANK", "0") == "0":
             print(f"torchport run --distributed: {script} runs as it is ({why})", file=sys.stderr)
 
