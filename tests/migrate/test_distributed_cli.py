@@ -110,7 +110,8 @@ def test_entry_script_distributed_then_migrated(cli, project, tmp_path, fake_ste
     assert f"launcher: wrote {out}/run_distributed.sh for train.py (command line from README.md:6)" in printed
     summary = _summary(out)["distributed"]
     assert summary["files"] == ["train.py"] and summary["batch"] == "global"
-    assert summary["launchers"] == [{"launcher": "run_distributed.sh", "script": "train.py", "command_line": "README.md:6"}]
+    assert summary["launchers"] == [{"launcher": "run_distributed.sh", "script": "train.py", "command_line": "README.md:6",
+                                     "to_fill_in": []}]
     distributed = _rows(out, "distributed.csv")
     assert {row["Rule"] for row in distributed} == {"TP201", "TP204"}
 

@@ -161,3 +161,20 @@ def test_same_name_elsewhere_runs_from_the_scripts_folder():
 
 def test_not_python_running_it():
     assert find("train.py", {"a.sh": "cat train.py\nvim train.py --x\n"}) is None
+
+
+def test_placeholders_are_found_and_the_launcher_waits_for_them(launch):
+    readme = {"README.md": "```\ncd cfd && python train.py --agent <name> --data /path/to/set [more options]\n```\n"}
+    found = find("cfd/train.py", readme)
+    assert found.folder == "cfd" and found.script == "train.py"
+    assert found.placeholders == ("<name>", "/path/to/set", "[more", "options]")
+    made = launcher("cfd/train.py", targets.get("cpu"), "cfd/run_distributed.sh", found)
+    assert subprocess.run(["bash", "-n"], input=made.text, text=True).returncode == 0
+    refused = subprocess.run(["bash"], input=made.text, text=True, capture_output=True, timeout=30)
+    assert refused.returncode == 1
+    assert refused.stderr.strip().endswith("fill in the command line first (from README.md:2): <name> /path/to/set [more options]")
+
+
+def test_a_redirection_is_not_a_placeholder():
+    found = find("train.py", {"run.sh": "python train.py --lr 1 <input.txt\npython other.py\n"})
+    assert found.arguments == "--lr 1" and found.placeholders == ()

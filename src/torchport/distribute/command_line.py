@@ -10,8 +10,10 @@ from typing import NamedTuple
 
 # One shell word, its quotes and escapes kept (the launcher writes it back as it was).
 _WORD = re.compile(r"""(?:[^\s'"\\]|\\.|'[^']*'|"(?:[^"\\]|\\.)*")+""")
-# What ends a command: a pipe, a list, a redirection, a comment.
-_END = re.compile(r"^(?:\|\|?|&&?|;|\d*>.*|&>.*|<.*|#.*)$")
+# What ends a command: a pipe, a list, a redirection, a comment (not a `<placeholder>`).
+_END = re.compile(r"^(?:\|\|?|&&?|;|\d*>.*|&>.*|<(?![^<>\s]+>$).*|#.*)$")
+# What a README writes for the reader to fill in: <name>, [imagenet-folder], /path/to/data.
+_PLACEHOLDER = re.compile(r"^<[^<>]+>$|^\[.*\]$|^\[|\]$|path/to\b|^\.\.\.$")
 _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
 _LAUNCHERS = {"torchrun", "deepspeed", "accelerate"}  # (their own options come before the script)
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -25,6 +27,7 @@ class CommandLine(NamedTuple):
     folder: str  # the folder it runs from (that of the file it was found in), "" for the top
     script: str  # the script, as the line spells it, from that folder
     arguments: str  # the words after the script, as written ("" where it takes none)
+    placeholders: tuple[str, ...] = ()  # words of them the reader was to fill in (<name>, /path/to/data)
 
 
 def is_documentation(name: str) -> bool:
@@ -44,11 +47,13 @@ def find(script: str, texts: dict[str, str]) -> CommandLine | None:
             found = _run_of(line, script, folder)
             if found is None:
                 continue
-            exact, spelled, arguments = found
+            exact, spelled, arguments, at = found
             rank = (0 if exact else 1, 0 if shell else 1, number)
             if best is None or rank < best[0]:
-                best = rank, CommandLine(f"{name}:{number}", folder if exact else posixpath.dirname(script),
-                                         spelled if exact else posixpath.basename(script), arguments)
+                placeholders = tuple(word for word in arguments if _PLACEHOLDER.search(_unquoted(word)))
+                best = rank, CommandLine(f"{name}:{number}", at if exact else posixpath.dirname(script),
+                                         spelled if exact else posixpath.basename(script), " ".join(arguments),
+                                         placeholders)
     return best[1] if best else None
 
 
@@ -77,9 +82,10 @@ def _command_lines(text: str, shell: bool):
         yield start, pending
 
 
-def _run_of(line: str, script: str, folder: str) -> tuple[bool, str, str] | None:
-    """(whether the line names `script` itself from `folder`, the script as spelled, the
-    arguments after it) where `line` runs a Python file named like `script`; else None."""
+def _run_of(line: str, script: str, folder: str) -> tuple[bool, str, list[str], str] | None:
+    """(whether the line names `script` itself, the script as spelled, the arguments after it,
+    the folder it runs from: `folder`, or where a `cd DIR &&` before it goes) where `line` runs a
+    Python file named like `script`; else None."""
     words = [match.group() for match in _WORD.finditer(line)]
     runner = False
     for index, word in enumerate(words):
@@ -88,12 +94,14 @@ def _run_of(line: str, script: str, folder: str) -> tuple[bool, str, str] | None
             continue
         plain = _unquoted(word)
         base = posixpath.basename(plain)
+        if plain == "cd" and index + 2 < len(words) and words[index + 2] == "&&":
+            folder = posixpath.normpath(posixpath.join(folder, _unquoted(words[index + 1]))).removeprefix(".")
         if _PYTHON.match(base) or base in _LAUNCHERS:
             runner = True
             continue
         if runner and plain.endswith(".py") and base == posixpath.basename(script):
             exact = posixpath.normpath(posixpath.join(folder, plain)) == posixpath.normpath(script)
-            return exact, plain, " ".join(_arguments(words[index + 1 :]))
+            return exact, plain, _arguments(words[index + 1 :]), folder
     return None
 
 

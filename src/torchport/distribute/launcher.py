@@ -79,6 +79,14 @@ def _text(script: str, name: str, target: Target, up: str, command: str, found: 
     lines += [
         "# On several machines: run it on each, with the same NNODES, MASTER_ADDR and MASTER_PORT and its own NODE_RANK.",
         "set -e",
+    ]
+    if found is not None and found.placeholders:
+        said = shlex.quote(" ".join(found.placeholders))
+        lines += [
+            f"# The command line of {found.where} has words to fill in: edit the last lines, then delete this one.",
+            f'echo "$0: fill in the command line first (from {found.where}):" {said} >&2; exit 1',
+        ]
+    lines += [
         f'cd "$(dirname "$0")/{up}"' if up != "." else 'cd "$(dirname "$0")"',
         'PYTHON="${PYTHON:-python3}"',
     ]

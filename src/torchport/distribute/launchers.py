@@ -32,6 +32,8 @@ def plan(scripts: list[str], taken: set[str], texts: dict[str, str], target: Tar
         made.append(written := launcher(script, target, name, command_line.find(script, texts)))
         found = written.command_line
         origin = f"the command line of {found.where}" if found else "no command line found: add the script's arguments"
+        if found and found.placeholders:
+            origin += f", whose {' '.join(found.placeholders)} you fill in (it refuses to start until then)"
         rows.append(Finding(name, 1, written.text.count("\n"), CODE, Operation.INSERT,
                             f"launcher for {script}: torchrun, one process per device; {origin}"))
     return made, rows

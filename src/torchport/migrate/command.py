@@ -225,8 +225,10 @@ def print_distributed(outcome: engine.Outcome, options: engine.Options, file) ->
     if len(outcome.distributed) > 5:
         print(f"    ... and {len(outcome.distributed) - 5} more in summary.json", file=file)
     base = f"{options.out}/" if options.out and not (options.diff or options.analysis_only) else ""
-    for name, script, where in outcome.launchers:
+    for name, script, where, placeholders in outcome.launchers:
         said = f"command line from {where}" if where else "no command line found: add its arguments"
+        if placeholders:
+            said += f"; fill in {' '.join(placeholders)}"
         print(f"  launcher: {wrote} {base}{name} for {script} ({said})", file=file)
     for name, reason in outcome.left_alone[:10]:
         print(f"  left alone {name}: {reason}", file=file)

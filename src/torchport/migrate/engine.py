@@ -88,7 +88,8 @@ class Outcome:
     diffs: list[str] = field(default_factory=list)
     distributed: list[str] = field(default_factory=list)  # --distributed: the files it changed
     left_alone: list[tuple[str, str]] = field(default_factory=list)  # entry scripts it did not, and why
-    launchers: list[tuple[str, str, str]] = field(default_factory=list)  # (launcher, its script, its command line's origin)
+    # (launcher, its script, where its command line came from, the words of it to fill in)
+    launchers: list[tuple[str, str, str, tuple[str, ...]]] = field(default_factory=list)
 
     def count(self, operation: Operation) -> int:
         return sum(1 for f in self.findings if f.operation is operation)
@@ -103,7 +104,8 @@ class Outcome:
                 "batch": options.distribute.batch,
                 "files": self.distributed,
                 "left_alone": [{"file": f, "reason": r} for f, r in self.left_alone],
-                "launchers": [{"launcher": n, "script": s, "command_line": c} for n, s, c in self.launchers],
+                "launchers": [{"launcher": n, "script": s, "command_line": c, "to_fill_in": list(p)}
+                              for n, s, c, p in self.launchers],
             }
         return summary
 
@@ -382,7 +384,7 @@ def _launchers(outcome: Outcome, options: Options, writer: Writer | None, names:
     outcome.findings += rows
     for launcher in made:
         found = launcher.command_line
-        outcome.launchers.append((launcher.name, launcher.script, found.where if found else ""))
+        outcome.launchers.append((launcher.name, launcher.script, found.where if found else "", found.placeholders if found else ()))
         if options.diff:
             outcome.diffs.append(_unified_diff(launcher.name, b"", launcher.text.encode(), new_file=True))
         elif writer is not None:
