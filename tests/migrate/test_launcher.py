@@ -122,8 +122,14 @@ def test_launcher_names():
 # -- the command line --
 
 def test_readme_code_block():
-    readme = "Train with\n\n    python train.py --no\n\n```bash\n$ python3 train.py data/ --epochs 90 > log 2>&1\n```\n"
+    readme = "Train with python train.py --no\n\n\n\n```bash\n$ python3 train.py data/ --epochs 90 > log 2>&1\n```\n"
     assert find("train.py", {"README.md": readme}) == CommandLine("README.md:6", "", "train.py", "data/ --epochs 90")
+
+
+def test_indented_code_lines():
+    readme = "Train:\n\n    CUDA_VISIBLE_DEVICES=0 python train.py --lr 0.1 \\\n        --epochs 3\n\n    the python train.py script\n"
+    assert find("train.py", {"README.rst": readme}) == CommandLine("README.rst:3", "", "train.py", "--lr 0.1 --epochs 3")
+    assert find("train.py", {"README.md": "    see python train.py --x\n"}) is None
 
 
 def test_prose_outside_code_blocks_is_not_a_command():

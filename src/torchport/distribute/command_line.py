@@ -17,6 +17,8 @@ _PLACEHOLDER = re.compile(r"^<[^<>]+>$|^\[.*\]$|^\[|\]$|path/to\b|^\.\.\.$")
 _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
 _LAUNCHERS = {"torchrun", "deepspeed", "accelerate"}  # (their own options come before the script)
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# An indented code line of markdown (or reStructuredText's code block) that runs something.
+_COMMAND_START = re.compile(r"^(?:\w+=\S*\s+)*(?:python[\d.]*|torchrun|nohup|\S*/python[\d.]*)\s")
 SHELL_SUFFIXES = (".sh", ".bash")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".rst", ".txt")
 MAX_TEXT = 1 << 20  # bytes of a shell script or markdown file read: longer ones are not documentation
@@ -59,7 +61,8 @@ def find(script: str, texts: dict[str, str]) -> CommandLine | None:
 
 def _command_lines(text: str, shell: bool):
     """(line number, command) for each command of a shell script, or of a markdown file's code
-    blocks (and its `$ ...` lines); a line ending in a backslash goes on in the next."""
+    blocks (fenced, or indented lines that run Python, and its `$ ...` lines); a line ending in a
+    backslash goes on in the next."""
     fenced = False
     pending, start = "", 0
     for number, line in enumerate(text.splitlines(), start=1):
@@ -67,8 +70,9 @@ def _command_lines(text: str, shell: bool):
             fenced = not fenced
             continue
         stripped = line.strip()
-        if not shell and not fenced:
-            if not stripped.startswith("$ "):
+        if not shell and not fenced and not pending:
+            indented = line.startswith(("    ", "\t")) and _COMMAND_START.match(stripped)
+            if not (stripped.startswith("$ ") or indented):
                 continue
         stripped = stripped.removeprefix("$ ")
         if not pending:
