@@ -120,7 +120,15 @@ def test_starts_torchrun_on_itself(cli, script, tmp_path, monkeypatch, no_launch
     from torchport.runtime.command import RANKS_LOG_ENV
 
     calls = []
-    monkeypatch.setattr(distributed.subprocess, "call", lambda command, env: calls.append((command, env)) or 3)
+
+    class Torchrun:
+        def __init__(self, command, env):
+            calls.append((command, env))
+
+        def wait(self, timeout=None):
+            return 3
+
+    monkeypatch.setattr(distributed.subprocess, "Popen", Torchrun)
     status, _, _ = cli("run", "--target", "cpu", "--log", tmp_path / "my.log", "--distributed",
                        "--nproc-per-node", "2", "--distributed-batch", "per-rank", script, "--lr", "1")
     assert status == 3  # (torchrun's)
@@ -134,7 +142,7 @@ def test_starts_torchrun_on_itself(cli, script, tmp_path, monkeypatch, no_launch
 def test_under_a_launcher_it_is_one_rank(cli, script, tmp_path, monkeypatch, fake_steps, runtime_undone):
     from torchport.runtime import distributed
 
-    monkeypatch.setattr(distributed.subprocess, "call", lambda *a, **k: pytest.fail("started torchrun under torchrun"))
+    monkeypatch.setattr(distributed.subprocess, "Popen", lambda *a, **k: pytest.fail("started torchrun under torchrun"))
     monkeypatch.setenv("LOCAL_RANK", "0")
     status, out, _ = cli("run", "--target", "cpu", "--log", tmp_path / "log", "--distributed", "--nproc-per-node", "2", script)
     assert status == 0 and "rank 0" in out

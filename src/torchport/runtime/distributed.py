@@ -25,13 +25,21 @@ from torchport.runtime.command import RANKS_LOG_ENV
 
 
 
+STOP_S = 60  # seconds torchrun has to stop its processes after Ctrl-C
+
+
 def launch(nproc: int, argv: list[str], log: str) -> int:
     """torchrun on one machine with `nproc` processes, each running `torchport <argv>`."""
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
                "-m", "torchport", *argv]
+    process = subprocess.Popen(command, env={**os.environ, RANKS_LOG_ENV: log})
     try:
-        return subprocess.call(command, env={**os.environ, RANKS_LOG_ENV: log})
-    except KeyboardInterrupt:  # (torchrun has had the signal too, and stops its processes)
+        return process.wait()
+    except KeyboardInterrupt:  # (torchrun has had the signal too: it stops its processes, then itself)
+        try:
+            process.wait(timeout=STOP_S)
+        except (KeyboardInterrupt, subprocess.TimeoutExpired):
+            process.kill()
         return 130
 
 
