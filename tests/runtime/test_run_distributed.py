@@ -174,3 +174,26 @@ def test_two_processes_train_as_one(tmp_path, run_tool):
     assert [line.split(" loss")[0] for line in ran.stdout.splitlines() if line.startswith("epoch")] == ["epoch 0", "epoch 1"]
     assert (tmp_path / "torchport_run.rank1.log").exists()
     same_weights(tmp_path / "one" / "model.pt", tmp_path / "model.pt")
+
+
+def test_ctrl_c_waits_for_torchrun_to_stop_its_processes(monkeypatch):
+    from torchport.runtime import distributed
+
+    waited = []
+
+    class Torchrun:
+        def __init__(self, command, env):
+            pass
+
+        def wait(self, timeout=None):
+            waited.append(timeout)
+            if len(waited) == 1:
+                raise KeyboardInterrupt
+            return -2
+
+        def kill(self):
+            pytest.fail("killed a torchrun that was stopping")
+
+    monkeypatch.setattr(distributed.subprocess, "Popen", Torchrun)
+    assert distributed.launch(2, ["run", "--distributed", "x.py"], "log") == 130
+    assert waited == [None, distributed.STOP_S]
