@@ -27,6 +27,7 @@ TARGET = Target(
     launch=Launch(count="torch.mps.device_count()"),
     keeps_device_index=False,
     dist_backend='"gloo"',
+    data_parallel=None,  # torch's DataParallel only wraps the module here (device_ids empty)
     overrides={
         "torch.cuda.is_available": same("torch.cuda.is_available", "torch.backends.mps.is_available"),
         "torch.cuda.memory_allocated": same(
