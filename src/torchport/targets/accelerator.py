@@ -5,6 +5,7 @@ the device type is looked up once per file, and calls that need a device are gua
 """
 
 from torchport.targets.base import Target
+from torchport.targets.launch import HOST_PROCESSES, Launch
 from torchport.targets.cpu import CPU_BF16
 from torchport.apis.legacy_types import legacy_tensor_types
 from torchport.targets.fallbacks import (HOST_DEVICE_COUNT, HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, ONE_DEVICE_APPLY,
@@ -46,6 +47,7 @@ TARGET = Target(
         HOST_EVENT: host_event_class(f"if {GUARD}:\n    torch.accelerator.synchronize()"),
     },
     device_function="accelerator_device",
+    launch=Launch(count=f"torch.accelerator.device_count() or {HOST_PROCESSES}"),  # (none: the CPU stands in)
     dist_backend="torch.distributed.get_default_backend_for_device(DEVICE_TYPE)",
     ddp_device_ids=True,
     # torch's own on a CUDA build, which splits the batch over the GPUs (or, with none, only wraps

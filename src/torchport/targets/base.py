@@ -19,6 +19,7 @@ from torchport.apis.cuda_module import DEVICE_MODULE
 from torchport.targets.advice import Advice, common
 from torchport.targets import fallbacks
 from torchport.targets.kernels import Kernels
+from torchport.targets.launch import Launch
 from torchport.targets.verdict import Kind, Verdict, adapted, same, unsupported
 
 # The Target fields that hold Python source (an expression written into migrated files and
@@ -132,6 +133,7 @@ class Target:
     # What nn.parallel.data_parallel(module, inputs) becomes (torch's finds no device off CUDA).
     data_parallel_apply: str = fallbacks.ONE_DEVICE_APPLY
     visible_devices_env: str | None = None  # what CUDA_VISIBLE_DEVICES becomes (None: report only)
+    launch: Launch = field(default_factory=Launch)  # what run_distributed.sh needs (launch.py)
     float16_autocast: str | None = None  # what autocast's float16 becomes (None: kept)
     host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events); needs HostEvent
     profiler_activity: str | None = None  # what ProfilerActivity.CUDA becomes ("XPU"); None: no such activity
