@@ -8,7 +8,8 @@ from torchport.distribute.spawn import launch_in_place
 from _distribute_steps import messages, run
 
 SPAWNS = Plan(entry=True, already="it makes its process group", spawns=True)
-RANK = 'int(os.environ.get("LOCAL_RANK", 0))'
+RANK = 'int(os.environ["LOCAL_RANK"])'
+LAUNCHED = 'if "LOCAL_RANK" in os.environ:  # one process per device, started by a launcher (run_distributed.sh)'
 
 
 @pytest.mark.parametrize(("imports", "call", "expected"), [
@@ -26,7 +27,8 @@ RANK = 'int(os.environ.get("LOCAL_RANK", 0))'
 def test_the_spawned_function_is_called_with_the_launchers_local_rank(imports, call, expected):
     source = f"import os\n{imports}\nif __name__ == '__main__':\n    {call}\n"
     text, rows = run(launch_in_place, source, SPAWNS)
-    assert text == f"import os\n{imports}\nif __name__ == '__main__':\n    {expected}\n"
+    assert text == (f"import os\n{imports}\nif __name__ == '__main__':\n    {LAUNCHED}\n        {expected}\n"
+                    f"    else:\n        {call}\n")
     assert rows == [(4, "TP204", "MODIFY")]
 
 
@@ -34,7 +36,7 @@ def test_a_spawn_written_over_lines_becomes_one_call():
     source = ("import os\nimport torch.multiprocessing as mp\ntry:\n    mp.spawn(\n        main,\n        args=(opt, n),\n"
               "        nprocs=n,\n        join=True\n    )\nexcept KeyboardInterrupt:\n    pass\n")
     text, _ = run(launch_in_place, source, SPAWNS)
-    assert f"try:\n    main({RANK}, opt, n)\nexcept" in text
+    assert f"try:\n    {LAUNCHED}\n        main({RANK}, opt, n)\n    else:\n        mp.spawn(\n" in text
 
 
 @pytest.mark.parametrize("call", ["ctx = mp.spawn(fn, nprocs=2, join=False)", "mp.spawn(fn, nprocs=2, join=False)",
@@ -58,7 +60,7 @@ def test_the_scripts_rendezvous_becomes_a_default_the_launcher_overrides():
 def test_os_is_imported_where_the_file_lacks_it():
     source = "import torch.multiprocessing as mp\nmp.spawn(fn, nprocs=2)\n"
     text, rows = run(launch_in_place, source, SPAWNS)
-    assert text == f"import os\nimport torch.multiprocessing as mp\nfn({RANK})\n"
+    assert text == f"import os\nimport torch.multiprocessing as mp\n{LAUNCHED}\n    fn({RANK})\nelse:\n    mp.spawn(fn, nprocs=2)\n"
     assert (1, "TP204", "INSERT") in rows
 
 
@@ -77,3 +79,22 @@ def test_a_spawn_whose_processes_report_back_through_a_queue_is_kept_with_a_row(
     text, rows = run(launch_in_place, source, SPAWNS)
     assert text == source and rows == [(4, "TP204", "NOTE")]
     assert "results" in messages(launch_in_place, source, SPAWNS)[0]
+
+
+def test_started_without_a_launcher_the_script_spawns_as_it_did():
+    source = "import os\nimport torch.multiprocessing as mp\nmp.spawn(fn, nprocs=2)\n"
+    text, _ = run(launch_in_place, source, SPAWNS)
+    calls = []
+    namespace = {"__name__": "t", "fn": lambda rank: calls.append(("launched", rank))}
+    import torch.multiprocessing as mp
+    spawned = lambda fn, nprocs: calls.append(("spawned", nprocs))  # noqa: E731
+    for environ, expected in (({}, ("spawned", 2)), ({"LOCAL_RANK": "1"}, ("launched", 1))):
+        calls.clear()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(mp, "spawn", spawned)
+            for name in ("LOCAL_RANK",):
+                patch.delenv(name, raising=False)
+            for name, value in environ.items():
+                patch.setenv(name, value)
+            exec(compile(text, "<distributed>", "exec"), dict(namespace))
+        assert calls == [expected]

@@ -1,8 +1,9 @@
-"""`mp.spawn(fn, args=(...), nprocs=N)` -> `fn(LOCAL_RANK, ...)`: the launcher starts the processes.
+"""`mp.spawn(fn, args=(...), nprocs=N)` -> `fn(LOCAL_RANK, ...)` under a launcher, which starts the processes.
 
 Each process the launcher starts runs the function mp.spawn would have run in it, with the
 index mp.spawn would have given it (the launcher's LOCAL_RANK). The script's own MASTER_ADDR /
-MASTER_PORT become defaults, so the launcher's (torchrun sets both) win.
+MASTER_PORT become defaults, so the launcher's (torchrun sets both) win. Started without a
+launcher, the script spawns its processes as it did (the spawn is kept in an `else:`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from torchport.distribute.detect import SPAWNS
 from torchport.distribute.edits import Edits, Read, argument, calls, code, dotted, import_missing, walk
 from torchport.findings import Operation
 
-LOCAL_RANK = f'int(os.environ.get("{names.LOCAL_RANK}", 0))'
+LOCAL_RANK = f'int(os.environ["{names.LOCAL_RANK}"])'
+LAUNCHED = f'"{names.LOCAL_RANK}" in os.environ'
+LAUNCHED_COMMENT = "# one process per device, started by a launcher (run_distributed.sh)"
 RENDEZVOUS = ("MASTER_ADDR", "MASTER_PORT")
 # What a parent process makes to hear back from the processes it spawns.
 SHARED = frozenset({"Queue", "SimpleQueue", "JoinableQueue", "Pipe", "Manager", "Value", "Array", "Event", "Barrier"})
@@ -62,11 +65,23 @@ def _spawn(found: Read, edits: Edits, call: cst.Call) -> Change:
             passed += [cst.Arg(e.value, star="*" if isinstance(e, cst.StarredElement) else "") for e in value.elements]
         else:
             passed.append(cst.Arg(value, star="*"))
-    edits.replace(call, cst.Call(fn.value, args=_commas(passed)))
+    edits.replace(statement, _launched_or_spawned(statement, cst.Call(fn.value, args=_commas(passed))))
     return Change(line, line, "TP204", Operation.MODIFY,
-                  f"{api.rsplit('.', 1)[-1]}({code(fn.value)}, ...) -> {code(fn.value)}(LOCAL_RANK, ...): the launcher "
-                  "starts one process per device and each runs it (its process count is the launcher's "
-                  "--nproc_per_node)", api)
+                  f"{api.rsplit('.', 1)[-1]}({code(fn.value)}, ...) -> {code(fn.value)}(LOCAL_RANK, ...) when a launcher "
+                  "started this process: it starts one process per device and each runs it (its process count is "
+                  "the launcher's --nproc_per_node); started without one, the script spawns its processes as before",
+                  api)
+
+
+def _launched_or_spawned(statement: cst.SimpleStatementLine, launched: cst.Call) -> cst.If:
+    """`if LOCAL_RANK in os.environ: <launched> else: <the spawn as written>`."""
+    header = cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(LAUNCHED_COMMENT))
+    return cst.If(
+        test=cst.parse_expression(LAUNCHED),
+        body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Expr(launched)])], header=header),
+        orelse=cst.Else(cst.IndentedBlock([statement.with_changes(leading_lines=[])])),
+        leading_lines=statement.leading_lines,
+    )
 
 
 def _shared_with_the_parent(found: Read, args: cst.Arg | None) -> str:
