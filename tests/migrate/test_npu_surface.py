@@ -209,3 +209,31 @@ def test_the_static_reader_records_every_way_a_module_binds_a_name(tmp_path):
     }
     assert surface["synchronize"]["params"] == ["device"]
     assert reader.submodules("torch_npu") == ["npu"]
+
+
+DISTRIBUTED_SOURCES = sorted((ROOT / "tests" / "distribute" / "scripts").glob("*.py"))
+TORCH_DISTRIBUTED = re.compile(r"\btorch\.(distributed(?:\.\w+)*|utils\.data\.distributed|nn\.parallel)\.(\w+)")
+
+
+@pytest.mark.parametrize("target", targets.names())
+def test_multi_card_code_uses_only_names_the_target_and_torch_have(target):
+    """What --distributed writes, once migrated: the target's names in its surface (npu: hccl and
+    torch.npu.set_device, checked against the torch_npu wheel), torch.distributed's in torch."""
+    import importlib
+
+    from torchport.distribute import distribute_source
+
+    texts = []
+    for path in DISTRIBUTED_SOURCES:
+        distributed = distribute_source(path.read_text(), path.name)
+        assert distributed.changed, path.name
+        texts.append(migrate_source(distributed.source.encode(), targets.get(target), path.name).source.decode())
+    text = "\n".join(texts)
+    missing = sorted(f"{module}.{name}" for module, name in set(DOTTED.findall(text)) if name not in SURFACES[module])
+    assert missing == []
+    for module, name in set(TORCH_DISTRIBUTED.findall(text)):
+        assert hasattr(importlib.import_module(f"torch.{module}"), name), f"torch.{module}.{name}"
+    assert "init_process_group(" in text and "DistributedDataParallel(" in text and "nccl" not in text
+    if target == "npu":
+        assert 'init_process_group("hccl")' in text and "torch.npu.set_device(LOCAL_RANK)" in text
+        assert "set_device" in SURFACES["torch.npu"]

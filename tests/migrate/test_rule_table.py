@@ -22,7 +22,7 @@ ORDER_BEFORE_THE_REGISTRY = [
     "CheckpointLocationRule", "CudaApiRule", "LegacyTypeUseRule", "AmpRule", "DistributedBackendRule",
     "DdpDeviceIdsRule", "VisibleDevicesRule", "CudnnFlagRule", "HostTimingRule", "IsAvailableRule", "IsCudaRule",
     "RecordStreamRule", "SyncBatchNormRule", "PinMemoryRule", "ProfilerActivityRule", "ProfilerModuleRule",
-    "CudaBuildVersionRule", "UnusedGpuHintRule", "SetupImportRule",
+    "CudaBuildVersionRule", "UnusedGpuHintRule", "SetupImportRule", "DataParallelOnOneDevice",
     "MixedPrecisionAdvice", "Float64Advice", "DataParallelAdvice", "SpawnAdvice", "BroadcastBuffersAdvice",
     "NonBlockingAdvice", "LaunchEnvironmentAdvice",
     "OptimizerAffinity", "ClipGradAffinity", "AttentionAffinity", "RmsNormAffinity", "RotaryEmbeddingAffinity",

@@ -8,7 +8,6 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from torchport.runtime import UnsupportedOnTarget
 from torchport.runtime.patch_distributed import map_backend
 
 
@@ -52,7 +51,62 @@ def test_data_parallel_on_one_device_is_a_pass_through(runtime_on):
     assert set(wrapped.state_dict()) == {"module.weight", "module.bias"}
 
 
-def test_data_parallel_over_several_devices_says_so(runtime_on):
+def test_data_parallel_over_several_devices_runs_on_one_and_says_so(runtime_on):
+    session = runtime_on("cpu")
+    net = torch.nn.Linear(3, 2)
+    with pytest.warns(RuntimeWarning, match="one cpu device .asked for 2 devices"):
+        wrapped = torch.nn.parallel.DataParallel(net, device_ids=[0, 1], output_device=0)
+    x = torch.randn(5, 3)
+    assert torch.equal(wrapped(x), net(x))
+    assert isinstance(wrapped, torch.nn.DataParallel) and wrapped.module is net and wrapped.device_ids == []
+    assert set(wrapped.state_dict()) == {"module.weight", "module.bias"}
+    assert any("DistributedDataParallel with one process per device" in line for line in _log_lines(session))
+
+
+def test_data_parallel_function_applies_the_module_once(runtime_on):
     runtime_on("cpu")
-    with pytest.raises(UnsupportedOnTarget, match="DataParallel over 2 devices.*target cpu.*DistributedDataParallel"):
-        torch.nn.DataParallel(torch.nn.Linear(3, 2), device_ids=[0, 1])
+    net = torch.nn.Linear(3, 2)
+    x = torch.randn(5, 3)
+    # (torch's own finds no device off CUDA: "device type could not be determined")
+    assert torch.equal(torch.nn.parallel.data_parallel(net, x, device_ids=[0, 1]), net(x))
+    assert torch.equal(torch.nn.parallel.data_parallel(net, (x,)), net(x))
+
+
+def test_data_parallel_moves_the_inputs_to_the_modules_device(runtime_on, monkeypatch):
+    """On a device, torch's scatter moved a CPU batch to the module's device: so does the stand-in
+    (the meta device plays the accelerator's part: what lands there computes shapes only)."""
+    import torchport.runtime.patch_distributed as patch
+
+    monkeypatch.setattr(patch, "is_host", lambda device_type: False)
+    runtime_on("cpu")
+    net = torch.nn.Linear(3, 2, device="meta")
+    with pytest.warns(RuntimeWarning):
+        wrapped = torch.nn.DataParallel(net)
+    out = wrapped(torch.randn(5, 3))
+    assert out.device.type == "meta" and out.shape == (5, 2)
+
+
+def _log_lines(session) -> list[str]:
+    return [verdict.describe() for _, verdict in session.log.sites]
+
+
+def test_torchs_data_parallel_is_kept_where_it_splits_the_batch(monkeypatch):
+    """On a CUDA build with a GPU (accelerator there), torch's DataParallel splits over the GPUs:
+    `run` leaves it; on a device torch's cannot split over (npu, xpu) it is replaced."""
+    from types import SimpleNamespace
+
+    from torchport import targets
+    from torchport.runtime import choose
+    from torchport.runtime.patch_distributed import _keeps_torchs_data_parallel
+
+    def session(target, device_type):
+        target = targets.get(target)
+        return SimpleNamespace(target=target, device_type=device_type,
+                               evaluate=lambda e: choose.evaluate(e, device_type, target.definitions))
+
+    monkeypatch.setattr(torch.version, "cuda", "12.8")
+    assert _keeps_torchs_data_parallel(session("accelerator", "cuda"), torch)
+    assert not _keeps_torchs_data_parallel(session("npu", "npu"), torch)
+    assert not _keeps_torchs_data_parallel(session("cpu", "cpu"), torch)
+    monkeypatch.setattr(torch.version, "cuda", None)
+    assert not _keeps_torchs_data_parallel(session("accelerator", "xpu"), torch)

@@ -19,7 +19,7 @@ def _owners():
               torch.serialization, torch.nn.parallel.DataParallel,
               torch.nn.parallel.DistributedDataParallel, torch.utils.data.DataLoader,
               torch.distributed, torch.distributed.distributed_c10d, torch.amp.autocast_mode,
-              torch.nn.SyncBatchNorm]
+              torch.nn.SyncBatchNorm, torch.nn.parallel, sys.modules["torch.nn.parallel.data_parallel"]]
     owners += [m for name, m in sys.modules.items() if m is not None and
                (name == "torch.cuda" or name.startswith("torch.cuda."))]
     return owners

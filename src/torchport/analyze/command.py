@@ -16,6 +16,9 @@ Reports land in OUT/torchport_report/, in the columns Ascend's PyTorch Analyse t
   --mode dynamic-shape  OUT holds a copy of SRC whose training loops record shapes per step;
                      run it, and it writes dynamic_shape_report.csv (see `torchport shapes`)
   --mode all         apis, affinity and third-party
+  --distributed      also distributed.csv (File, Start Line, End Line, Operation Type, Message,
+                     Rule): what `migrate --distributed` would change in each training entry
+                     script (TP201-TP206), and what it would leave and why (TP200)
 Every row names the line it is about; there are no rows "for every file". `torchport migrate`
 writes the apis and affinity reports too.
 
@@ -35,7 +38,9 @@ from torchport.findings import Finding, Operation
 from torchport.migrate import engine
 from torchport.migrate.source import FileResult
 from torchport.migrate.walk import add_selection_arguments, scan, selection_from
-from torchport.report.tables import ADVICE_REPORTS, AFFINITY_REPORT
+from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
+from torchport.migrate.command import add_distributed_arguments, distributed_request, print_distributed
+from torchport.report.tables import ADVICE_REPORTS, AFFINITY_REPORT, DISTRIBUTED_REPORT
 
 MODES = ("apis", "affinity", "third-party", "dynamic-shape", "all")
 REPORTS = {
@@ -57,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="write into a non-empty OUT (never deletes anything)")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (0: one per CPU)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    add_distributed_arguments(parser, analysis=True)
     add_selection_arguments(parser)
 
 
@@ -68,9 +74,12 @@ def main(args: argparse.Namespace) -> int:
     wanted = set()
     for mode in ("apis", "affinity") if args.mode == "all" else (args.mode,):
         wanted |= REPORTS.get(mode, set())
+    request = distributed_request(args)
+    if request is not None:
+        wanted.add(DISTRIBUTED_REPORT)
     options = engine.Options(
         sources=args.src, out=args.out, target=args.target, force=args.force, jobs=args.jobs or (os.cpu_count() or 1),
-        selection=selection_from(args), analysis_only=True, reports=wanted,
+        selection=selection_from(args), analysis_only=True, reports=wanted, distribute=request, entries=args.entry,
     )
     try:
         outcome = engine.run(options) if wanted else None
@@ -82,7 +91,20 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     if not args.quiet:
         _print_summary(args, outcome, third_party)
+        if outcome is not None and request is not None:
+            _print_distributed(outcome, options)
     return 0
+
+
+def _print_distributed(outcome: engine.Outcome, options: engine.Options) -> None:
+    """What --distributed would change (distributed.csv), and what migrate would write."""
+    rows = [f for f in outcome.findings if f.code in DISTRIBUTE_CODES]
+    print(f"  distributed rows   {len(rows):>5}  ({DISTRIBUTED_REPORT})")
+    for finding in rows[:8]:
+        print(f"      {finding.file}:{finding.start_line}  {finding.code} {finding.message}")
+    if len(rows) > 8:
+        print(f"      ... {len(rows) - 8} more in the CSV")
+    print_distributed(outcome, options, sys.stdout)
 
 
 def _third_party(args: argparse.Namespace, options: engine.Options) -> list:

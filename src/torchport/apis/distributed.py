@@ -16,6 +16,15 @@ PROCESS_GROUPS = ("init_process_group", "new_group")
 # DistributedDataParallel, as torch.nn.parallel exports it and where it is defined.
 DDP_CLASSES = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"})
 
+# Where DDP (and DataParallel) take their devices when they are passed by position:
+# `DDP(module, device_ids, output_device, dim, ...)`, as the DDP tutorial writes `DDP(model, device_ids)`.
+DEVICE_POSITIONS = {"device_ids": 1, "output_device": 2}
+
+# nn.DataParallel, and the function form that applies a module over the GPUs once.
+DATA_PARALLEL_CLASSES = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                                   "torch.nn.parallel.data_parallel.DataParallel"})
+DATA_PARALLEL_FUNCTIONS = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"})
+
 CONVERT_SYNC_BATCHNORM = "torch.nn.SyncBatchNorm.convert_sync_batchnorm"
 
 

@@ -9,11 +9,31 @@ it starts a process group itself, wraps a model in DDP, or reads the launcher's 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 
+from torchport.apis.distributed import DDP_CLASSES, PROCESS_GROUPS
 from torchport.distribute.changes import Change
+from torchport.distribute.edits import Read, calls, dotted, walk
+from torchport.findings import Operation
+
+SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes",
+                    "torch.multiprocessing.spawn.spawn", "torch.multiprocessing.spawn.start_processes"})
+MAKES_GROUP = frozenset(f"torch.distributed.{name}" for name in PROCESS_GROUPS[:1]) | {
+    "torch.distributed.distributed_c10d.init_process_group"}
+# Libraries that start and wrap the processes themselves: a script built on one is theirs to distribute.
+OWN_LAUNCHERS = {
+    "accelerate.Accelerator": "accelerate's Accelerator",
+    "deepspeed.initialize": "DeepSpeed",
+    "horovod.torch.init": "Horovod",
+    "pytorch_lightning.Trainer": "Lightning's Trainer",
+    "lightning.Trainer": "Lightning's Trainer",
+    "lightning.pytorch.Trainer": "Lightning's Trainer",
+}
+LAUNCHER_RANK = ("LOCAL_RANK", "--local_rank", "--local-rank")
+_OPTIMIZER = re.compile(r"torch\.optim\.[A-Z]\w*$")
 
 
 @dataclass
@@ -28,8 +48,139 @@ class Plan:
     def to_distribute(self) -> bool:
         return self.entry and (not self.already or self.spawns)
 
+    @property
+    def single_card(self) -> bool:
+        """The steps that make one process of many (setup, loaders, DDP, rank 0) run: an entry
+        script not distributed already."""
+        return self.entry and not self.already
+
 
 def read(module: cst.Module, options) -> Plan:
     """What the steps need to know of `module` (`options.entry` overrides the entry guess)."""
-    # TODO(H2a): entry detection, already-distributed detection, spawns, main guard, TP200 notes.
-    return Plan(entry=bool(options.entry), main_guard=False)
+    found = Read(module.code)
+    guard = main_guard(found.module)
+    plan = Plan(main_guard=guard is not None)
+    spawn_calls = [c for c in calls(found.module) if found.is_api(c.func, SPAWNS)]
+    spawn_lines = [found.line(c) for c in spawn_calls]
+    plan.already, already_line = _already(found)
+    if spawn_lines and not plan.already:
+        plan.notes.append(Change(spawn_lines[0], spawn_lines[0], "TP200", Operation.NOTE,
+                                 "left as it was: it starts processes with mp.spawn but makes no process group "
+                                 "(they share memory, or a module it imports groups them): not a DDP script"))
+        return plan
+    if options.entry is not None:
+        plan.entry = bool(options.entry)
+    else:
+        plan.entry = _is_entry(found, guard, spawn_calls, plan.notes)
+    plan.spawns = bool(spawn_lines) and bool(plan.already)
+    if plan.already and plan.entry:
+        tail = " except its mp.spawn (the launcher starts the processes)" if plan.spawns else ""
+        plan.notes.append(Change(already_line, already_line, "TP200", Operation.NOTE,
+                                 f"left as it was{tail}: distributed already ({plan.already})"))
+    return plan
+
+
+def main_guard(module: cst.Module) -> cst.If | None:
+    """The top-level `if __name__ == "__main__":`, if there is one."""
+    for statement in module.body:
+        if isinstance(statement, cst.If) and _is_main_test(statement.test):
+            return statement
+    return None
+
+
+def _is_main_test(test: cst.BaseExpression) -> bool:
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, cst.Equal):
+        return False
+    sides = {_text(test.left), _text(target.comparator)}
+    return sides == {"__name__", "__main__"}
+
+
+def _text(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    return None
+
+
+def _already(found: Read) -> tuple[str, int]:
+    """Why the file is distributed already, and the line that shows it ("", 0: it is not)."""
+    for node in walk(found.module):
+        if isinstance(node, cst.Call):
+            names = found.qualified(node.func)
+            if names & MAKES_GROUP:
+                return f"it makes its process group, line {found.line(node)}", found.line(node)
+            if names & DDP_CLASSES:
+                return f"it wraps a model in DistributedDataParallel, line {found.line(node)}", found.line(node)
+            for api, what in OWN_LAUNCHERS.items():
+                if api in names:
+                    return f"{what} starts and wraps its processes, line {found.line(node)}", found.line(node)
+        elif isinstance(node, cst.SimpleString) and node.evaluated_value in LAUNCHER_RANK:
+            return f"it reads the launcher's {node.evaluated_value}, line {found.line(node)}", found.line(node)
+    return "", 0
+
+
+def _is_entry(found: Read, guard: cst.If | None, spawns: list[cst.Call], notes: list[Change]) -> bool:
+    module = found.module
+    if not _imports_torch(module):
+        return False
+    top_level = [s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    if any(_trains(found, s, into_scopes=False) for s in top_level):
+        return True
+    if any(isinstance(found.scope_of(c), cst.Module) for c in spawns):
+        return True  # it starts its training processes itself
+    trains = bool(spawns) or _trains(found, module, into_scopes=True)
+    if guard is not None and (trains or _parses_arguments(found, guard)):
+        return True
+    if guard is not None:
+        notes.append(Change(found.line(guard), found.line(guard), "TP200", Operation.NOTE,
+                            "left as it was: its __main__ block trains nothing in this file (no optimizer, no "
+                            "backward): not taken for the training entry script"))
+    elif trains:
+        line = next((found.line(c) for c in [*spawns, *calls(module)] if c in spawns or _is_training_call(found, c)), 1)
+        notes.append(Change(line, line, "TP200", Operation.NOTE,
+                            "left as it was: it trains inside functions but runs nothing itself (a module "
+                            "the entry script imports; that script gets the process group)"))
+    return False
+
+
+def _imports_torch(module: cst.Module) -> bool:
+    for node in walk(module):
+        if isinstance(node, cst.Import) and any(dotted(a.name).split(".")[0] == "torch" for a in node.names):
+            return True
+        if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative \
+                and dotted(node.module).split(".")[0] == "torch":
+            return True
+    return False
+
+
+def _trains(found: Read, node: cst.CSTNode, into_scopes: bool) -> bool:
+    """Whether `node` builds an optimizer, or runs a loop that calls backward() or step()."""
+    for inner in walk(node, into_scopes):
+        if isinstance(inner, cst.Call) and _is_optimizer(found, inner):
+            return True
+        if isinstance(inner, (cst.For, cst.While)) and any(
+                _is_backward_or_step(c) for c in calls(inner, into_scopes)):
+            return True
+    return False
+
+
+def _is_training_call(found: Read, call: cst.Call) -> bool:
+    return _is_optimizer(found, call) or _is_backward_or_step(call)
+
+
+def _is_optimizer(found: Read, call: cst.Call) -> bool:
+    return any(_OPTIMIZER.match(name) for name in found.qualified(call.func))
+
+
+def _is_backward_or_step(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "step")
+
+
+def _parses_arguments(found: Read, guard: cst.If) -> bool:
+    """A `__main__` block that reads a command line runs a program (often a `main()` elsewhere)."""
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parse_args", "parse_known_args")
+               or dotted(c.func) in ("main", "train", "run") for c in calls(guard))

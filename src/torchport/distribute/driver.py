@@ -60,6 +60,8 @@ def distribute_source(source: str, path: str = "<string>", options: Options = Op
         return Distributed(source, findings, plan)
     text = source
     for step in STEPS:
+        if not plan.single_card and step is not spawn.launch_in_place:
+            continue  # distributed already: only its mp.spawn changes (the names the others read are not bound)
         new, changes = step(text, plan, options)
         lines = line_map(source, text)  # (lines of the text this step saw, back to the file as read)
         findings += [_finding(path, change, lines) for change in changes]

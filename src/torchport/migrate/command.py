@@ -12,7 +12,18 @@ migrated and every other file copied, plus reports in OUT/torchport_report/:
                        End Line, Api Type, Api Call Name, Affinity Api Name)
   skipped_files.csv    files copied unchanged (not valid Python, Python 2, bad encoding, over a
                        budget) or not taken (unreadable, a loop of links, a link out of SRC)
-  summary.json         the figures below, for scripts; what the file choice left out
+  distributed.csv      with --distributed: its rows alone (the columns of change_list.csv)
+  summary.json         the figures below, for scripts; what the file choice left out (with
+                       --distributed: which files it changed, which entry scripts it left and why)
+
+--distributed turns a single-card training script into one that runs as one process per device:
+each training entry script (detected, or named by --entry) gets the process group, a
+DistributedSampler on its training loaders, its model wrapped in DistributedDataParallel, and
+saving and printing on rank 0 (rows TP201-TP206; TP200: what was left as it was), and a
+launcher beside it in OUT, run_distributed.sh: torchrun with one process per device of the
+target (NPROC_PER_NODE, NNODES, NODE_RANK, MASTER_ADDR, MASTER_PORT; see its header), with the
+script's command line from SRC's shell scripts or README. Without a launcher, the script still
+runs as one process, as before.
 
 Every file is migrated in a guarded worker process: a file that crashes the parser, runs past
 --file-timeout or needs over 4 GB costs only itself (it is copied unchanged and listed). Links
@@ -41,6 +52,9 @@ from torchport.migrate.rules import RULES
 from torchport.migrate.source import IMPORT_CODE
 from torchport.migrate.walk import ALWAYS_EXCLUDED, add_selection_arguments, selection_from
 from torchport.migrate.workers import FILE_TIMEOUT
+from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
+from torchport.distribute.driver import BATCH_MODES
+from torchport.distribute.migration import Request
 
 
 QUIET_EXCLUSIONS = set(ALWAYS_EXCLUDED.values())  # never user code: counted in summary.json, not printed
@@ -73,7 +87,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "state_dict); every other affinity row stays advice",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    add_distributed_arguments(parser)
     add_selection_arguments(parser)
+
+
+def add_distributed_arguments(parser: argparse.ArgumentParser, analysis: bool = False) -> None:
+    what = "report what it would take to run" if analysis else "make"
+    group = parser.add_argument_group("multi-card")
+    group.add_argument(
+        "--distributed", action="store_true",
+        help=f"{what} each training entry script run as one process per device (DDP, "
+        "DistributedSampler, rank 0 saves)" + ("" if analysis else ", with a launcher beside it: run_distributed.sh"),
+    )
+    group.add_argument(
+        "--distributed-batch", choices=BATCH_MODES, metavar="{global,per-rank}",
+        help="global (default): each process takes batch / WORLD_SIZE, so N cards train as one did; "
+        "per-rank: each keeps the whole batch and the learning rate is multiplied by WORLD_SIZE",
+    )
+    group.add_argument(
+        "--entry", action="append", type=Path, default=[], metavar="FILE",
+        help="a training entry script (repeatable; default: each file that runs as a program and trains)",
+    )
+
+
+def distributed_request(args: argparse.Namespace) -> Request | None:
+    """What --distributed asks for; a UsageError for its options without it."""
+    if not args.distributed:
+        given = "--distributed-batch" if args.distributed_batch else "--entry" if args.entry else None
+        if given:
+            raise UsageError(f"{given} goes with --distributed")
+        return None
+    return Request(batch=args.distributed_batch or "global")
 
 
 def _jobs(text: str) -> int:
@@ -98,6 +142,7 @@ def main(args: argparse.Namespace) -> int:
         sources=args.src, out=args.out, target=args.target, force=args.force, diff=args.diff, jobs=jobs,
         progress=not args.quiet and sys.stderr.isatty(), selection=selection_from(args),
         file_timeout=args.file_timeout, apply_affinity=args.apply_affinity,
+        distribute=distributed_request(args), entries=args.entry,
     )
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -126,6 +171,7 @@ def _interrupt(signum, frame) -> None:
 def rule_names() -> dict[str, str]:
     names = {rule.code: rule.title for rule in RULES}
     names[IMPORT_CODE] = "imports the migrated code needs"
+    names.update(DISTRIBUTE_CODES)
     return names
 
 
@@ -165,5 +211,28 @@ def print_summary(outcome: engine.Outcome, options: engine.Options, file) -> Non
         print(f"  skipped {path}: {reason}", file=file)
     if len(outcome.skipped) > 10:
         print(f"  ... and {len(outcome.skipped) - 10} more in skipped_files.csv", file=file)
+    if options.distribute is not None:
+        print_distributed(outcome, options, file)
     if options.out and not options.diff:
         print(f"  reports: {options.out / engine.REPORT_DIR}/", file=file)
+
+
+def print_distributed(outcome: engine.Outcome, options: engine.Options, file) -> None:
+    """What --distributed did: the files it changed, the launchers, the entry scripts it left."""
+    wrote = "would write" if options.diff or options.analysis_only or not options.out else "wrote"
+    print(f"  distributed {len(outcome.distributed)} files (batch: {options.distribute.batch})"
+          + (f": {', '.join(outcome.distributed[:5])}" if outcome.distributed else ""), file=file)
+    if len(outcome.distributed) > 5:
+        print(f"    ... and {len(outcome.distributed) - 5} more in summary.json", file=file)
+    base = f"{options.out}/" if options.out and not (options.diff or options.analysis_only) else ""
+    for name, script, where, placeholders in outcome.launchers:
+        said = f"command line from {where}" if where else "no command line found: add its arguments"
+        if placeholders:
+            said += f"; fill in {' '.join(placeholders)}"
+        print(f"  launcher: {wrote} {base}{name} for {script} ({said})", file=file)
+    for name, reason in outcome.left_alone[:10]:
+        print(f"  left alone {name}: {reason}", file=file)
+    if len(outcome.left_alone) > 10:
+        print(f"    ... and {len(outcome.left_alone) - 10} more in summary.json", file=file)
+    if not outcome.distributed and not outcome.left_alone:
+        print("  no training entry script found: name yours with --entry FILE", file=file)

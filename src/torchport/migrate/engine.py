@@ -22,9 +22,13 @@ except ImportError:  # (Windows: no lock)
     fcntl = None
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from torchport.distribute import launchers
+from torchport.distribute.command_line import MAX_TEXT, is_documentation
+from torchport.distribute.migration import Request
+from torchport import targets
 from torchport.findings import Finding, Operation
 from torchport.migrate.source import FileResult
 from torchport.migrate.walk import Selection, scan
@@ -54,6 +58,8 @@ class Options:
     apply_affinity: bool = False  # make the affinity swaps that keep behaviour
     analysis_only: bool = False  # write the reports only, not the migrated tree (`torchport analyze`)
     reports: set[str] | None = None  # the report files to write (None: all of them)
+    distribute: Request | None = None  # --distributed: training entry scripts made to run as N processes
+    entries: list[Path] = field(default_factory=list)  # --entry: the entry scripts (else detected)
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,10 @@ class Outcome:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (file, reason): copied unchanged or not copied
     excluded: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): left out on purpose
     diffs: list[str] = field(default_factory=list)
+    distributed: list[str] = field(default_factory=list)  # --distributed: the files it changed
+    left_alone: list[tuple[str, str]] = field(default_factory=list)  # entry scripts it did not, and why
+    # (launcher, its script, where its command line came from, the words of it to fill in)
+    launchers: list[tuple[str, str, str, tuple[str, ...]]] = field(default_factory=list)
 
     def count(self, operation: Operation) -> int:
         return sum(1 for f in self.findings if f.operation is operation)
@@ -88,6 +98,18 @@ class Outcome:
         return dict(sorted(Counter(f.code for f in self.findings if f.operation.is_change).items()))
 
     def summary(self, options: Options) -> dict:
+        summary = self._summary(options)
+        if options.distribute is not None:
+            summary["distributed"] = {
+                "batch": options.distribute.batch,
+                "files": self.distributed,
+                "left_alone": [{"file": f, "reason": r} for f, r in self.left_alone],
+                "launchers": [{"launcher": n, "script": s, "command_line": c, "to_fill_in": list(p)}
+                              for n, s, c, p in self.launchers],
+            }
+        return summary
+
+    def _summary(self, options: Options) -> dict:
         return {
             "target": options.target,
             "source": [str(path) for path in options.sources],
@@ -249,6 +271,16 @@ class Writer:
 
         self._put(name, fill, "could not be written")
 
+    def create(self, name: str, data: bytes, executable: bool = False) -> None:
+        """A file of torchport's own (a launcher) at `name`."""
+
+        def fill(temporary: Path) -> None:
+            temporary.write_bytes(data)
+            if executable:
+                temporary.chmod(0o755)
+
+        self._put(name, fill, "could not be written")
+
     def link(self, name: str, text: str) -> None:
         """A link that stays inside SRC becomes the same link in OUT (`text` is relative)."""
         destination = self.destination(name)
@@ -282,6 +314,8 @@ class Writer:
 def run(options: Options) -> Outcome:
     """Migrate every source; write OUT and its reports unless this is a --diff."""
     sources, out = check_paths(options)
+    if options.entries:
+        options = replace(options, distribute=replace(options.distribute or Request(), entries=_entry_names(sources, options.entries)))
     outcome = Outcome()
     if out is None or options.diff:
         _migrate(sources, None, options, outcome)
@@ -289,12 +323,17 @@ def run(options: Options) -> Outcome:
     with claimed(out, options):
         writer = None if options.analysis_only else Writer([s.path for s in sources], out, outcome)
         _migrate(sources, writer, options, outcome)
-        write_reports(out / REPORT_DIR, outcome.findings, outcome.skipped, outcome.summary(options), options.reports)
+        write_reports(
+            out / REPORT_DIR, outcome.findings, outcome.skipped, outcome.summary(options), options.reports,
+            distributed=options.distribute is not None,
+        )
     return outcome
 
 
 def _migrate(sources: list[Source], writer: Writer | None, options: Options, outcome: Outcome) -> None:
     python: dict[str, Path] = {}  # name in OUT -> the input file
+    documentation: dict[str, Path] = {}  # shell scripts and markdown: where --distributed finds command lines
+    names: set[str] = set()  # every name the tree takes in OUT
     copies: list[tuple[Path, str]] = []  # the other files: (input file, name in OUT)
     for source in sources:
         tree = scan(source.path, options.selection)
@@ -307,11 +346,15 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
         outcome.skipped += [(named(path), reason) for path, reason in tree.skipped]
         outcome.excluded += [(named(path), reason) for path, reason in tree.excluded]
         for relative, text in tree.links:
+            names.add(named(relative))
             if writer is None:
                 outcome.links += 1
             else:
                 writer.link(named(relative), text)
         for relative in tree.files:
+            names.add(named(relative))
+            if is_documentation(relative.name):
+                documentation[named(relative)] = source.base / relative
             if relative.suffix == ".py":
                 python[named(relative)] = source.base / relative
             elif writer is not None:
@@ -320,7 +363,8 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
     jobs = (Job(name, data) for name, origin in python.items() if (data := _read(origin, name, outcome)) is not None)
     progress = Progress(len(python)) if options.progress and len(python) >= PROGRESS_MIN_FILES else None
     results = migrate_guarded(
-        jobs, options.target, options.jobs, options.file_timeout, options.file_memory, options.apply_affinity
+        jobs, options.target, options.jobs, options.file_timeout, options.file_memory, options.apply_affinity,
+        options.distribute,
     )
     with Copier(writer, copies, outcome):
         for job, result in results:
@@ -329,6 +373,51 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
             _record(python[job.relative], job, result, outcome, options, writer)
     if progress:
         progress.done()
+    if outcome.distributed:
+        _launchers(outcome, options, writer, names, documentation)
+
+
+def _launchers(outcome: Outcome, options: Options, writer: Writer | None, names: set[str], documentation: dict[str, Path]) -> None:
+    """A launcher beside each entry script --distributed changed (in a --diff: its diff)."""
+    texts = {name: text for name, origin in documentation.items() if (text := _documentation(origin)) is not None}
+    made, rows = launchers.plan(outcome.distributed, names, texts, targets.get(options.target))
+    outcome.findings += rows
+    for launcher in made:
+        found = launcher.command_line
+        outcome.launchers.append((launcher.name, launcher.script, found.where if found else "", found.placeholders if found else ()))
+        if options.diff:
+            outcome.diffs.append(_unified_diff(launcher.name, b"", launcher.text.encode(), new_file=True))
+        elif writer is not None:
+            writer.create(launcher.name, launcher.text.encode(), executable=True)
+
+
+def _documentation(origin: Path) -> str | None:
+    try:
+        if origin.stat().st_size > MAX_TEXT:
+            return None
+        return origin.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _entry_names(sources: list[Source], entries: list[Path]) -> frozenset[str]:
+    """The names in OUT of the --entry scripts; a MigrationError for one that is not a Python
+    file of the input."""
+    names = set()
+    for entry in entries:
+        try:
+            resolved = entry.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise MigrationError(f"--entry {entry}: no such file") from None
+        if not resolved.is_file() or resolved.suffix != ".py":
+            raise MigrationError(f"--entry {entry}: not a Python file")
+        for source in sources:
+            if resolved == source.path or source.path in resolved.parents and source.path.is_dir():
+                names.add((source.prefix / resolved.relative_to(source.base)).as_posix())
+                break
+        else:
+            raise MigrationError(f"--entry {entry}: not a file of the input")
+    return frozenset(names)
 
 
 class Copier:
@@ -383,6 +472,11 @@ def _read(origin: Path, name: str, outcome: Outcome) -> bytes | None:
 
 def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, options: Options, writer: Writer | None) -> None:
     outcome.findings.extend(result.findings)
+    if result.distribution is not None:
+        if result.distribution.distributed:
+            outcome.distributed.append(job.relative)
+        elif result.distribution.entry:
+            outcome.left_alone.append((job.relative, result.distribution.left_alone))
     if result.error:
         outcome.skipped.append((job.relative, f"not migrated, copied unchanged: {result.error}"))
     if result.changed:
@@ -402,11 +496,11 @@ def _text(source: bytes) -> str:
         return source.decode("utf-8", "replace")
 
 
-def _unified_diff(relative: str, old: bytes, new: bytes) -> str:
+def _unified_diff(relative: str, old: bytes, new: bytes, new_file: bool = False) -> str:
     lines = difflib.unified_diff(
         _text(old).splitlines(keepends=True),
         _text(new).splitlines(keepends=True),
-        fromfile=f"a/{relative}",
+        fromfile="/dev/null" if new_file else f"a/{relative}",
         tofile=f"b/{relative}",
     )
     return "".join(lines)

@@ -9,6 +9,7 @@ import re
 from array import array
 import warnings
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -31,6 +32,9 @@ from torchport import targets
 from torchport.pyast import AST_PARSE_ERRORS
 from torchport.syntax import syntax_problem
 from torchport.targets import Target
+
+if TYPE_CHECKING:
+    from torchport.distribute.migration import Distribution
 
 # A file that never spells what some rule reacts to has nothing to migrate: it is not even parsed.
 MENTIONS_CUDA = Mentions(rule.mentions for rule in RULES)  # (on any target)
@@ -82,6 +86,7 @@ class FileResult:
     source: bytes  # the migrated source (the input itself when nothing changed)
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # why the file could not be migrated (it is then copied unchanged)
+    distribution: Distribution | None = None  # what --distributed made of it (None: not asked)
 
     @property
     def changed(self) -> bool:

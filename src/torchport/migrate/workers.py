@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
 from torchport import targets
+from torchport.distribute.migration import Request, distribute_then_migrate
 from torchport.migrate.source import FileResult, mentions, migrate_source
 from torchport.syntax import syntax_problem
 
@@ -46,12 +47,18 @@ class Job:
     data: bytes
 
 
-def migrate_one(job: Job, target_name: str, apply_affinity: bool = False) -> FileResult:
-    """One file's result; an error in a rule or in the parser becomes a reason, never an exception."""
+def migrate_one(job: Job, target_name: str, apply_affinity: bool = False, distribute: Request | None = None) -> FileResult:
+    """One file's result; an error in a rule or in the parser becomes a reason, never an exception.
+    `distribute`: made to run as one of N processes first, where it is a training entry script."""
+    def migrate(data: bytes) -> FileResult:
+        if not mentions(target_name).search(data):
+            return FileResult(data, error=_parse_error(data))
+        return migrate_source(data, targets.get(target_name), job.relative, apply_affinity)
+
     try:
-        if not mentions(target_name).search(job.data):
-            return FileResult(job.data, error=_parse_error(job.data))
-        return migrate_source(job.data, targets.get(target_name), job.relative, apply_affinity)
+        if distribute is not None:
+            return distribute_then_migrate(job.data, job.relative, distribute, migrate)
+        return migrate(job.data)
     except MemoryError:
         return FileResult(job.data, error="needs more memory than a file may take")
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a rule's bug must not stop the run)
@@ -66,7 +73,7 @@ def _parse_error(data: bytes) -> str | None:
     return str(problem) if problem else None
 
 
-def _serve(connection: Connection, target_name: str, memory: int, apply_affinity: bool) -> None:
+def _serve(connection: Connection, target_name: str, memory: int, apply_affinity: bool, distribute: Request | None) -> None:
     """A worker's loop: receive a job, send its result, until told to stop (None)."""
     faulthandler.disable()  # a crash here is reported by the parent, in one line
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
@@ -83,7 +90,7 @@ def _serve(connection: Connection, target_name: str, memory: int, apply_affinity
             job = connection.recv()
             if job is None:
                 return
-            connection.send(migrate_one(job, target_name, apply_affinity))
+            connection.send(migrate_one(job, target_name, apply_affinity, distribute))
 
     thread = threading.Thread(target=loop, name="torchport-migrate")
     thread.start()
@@ -100,9 +107,10 @@ def _address_space() -> int:
 
 
 class _Worker:
-    def __init__(self, context, target_name: str, memory: int, apply_affinity: bool) -> None:
+    def __init__(self, context, target_name: str, memory: int, apply_affinity: bool, distribute: Request | None) -> None:
         self.connection, theirs = context.Pipe()
-        self.process = context.Process(target=_serve, args=(theirs, target_name, memory, apply_affinity), daemon=True)
+        arguments = (theirs, target_name, memory, apply_affinity, distribute)
+        self.process = context.Process(target=_serve, args=arguments, daemon=True)
         self.process.start()
         theirs.close()
         self.job: tuple[int, Job] | None = None
@@ -135,6 +143,7 @@ def migrate_guarded(
     timeout: float = FILE_TIMEOUT,
     memory: int = FILE_MEMORY,
     apply_affinity: bool = False,
+    distribute: Request | None = None,
 ) -> Iterator[tuple[Job, FileResult]]:
     """Each job with its result, in order, each migrated in a guarded worker process. Of the jobs
     read ahead (at most LOOKAHEAD), the biggest is handed out first, so that a large file read
@@ -160,7 +169,7 @@ def migrate_guarded(
                 biggest = max(range(len(waiting)), key=lambda i: len(waiting[i][1].data))
                 worker = next((w for w in pool if w.job is None), None)
                 if worker is None:
-                    worker = _Worker(context, target_name, memory, apply_affinity)
+                    worker = _Worker(context, target_name, memory, apply_affinity, distribute)
                     pool.append(worker)
                 worker.give(*waiting.pop(biggest))
             busy = [w for w in pool if w.job is not None]

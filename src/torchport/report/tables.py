@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from torchport.distribute.changes import CODES
 from torchport.findings import Finding, Operation
 from torchport.report.csv_table import write_table
 
@@ -25,12 +26,15 @@ ADVICE_REPORTS = {
     "api_performance_advice.csv": Operation.PERFORMANCE,
 }
 AFFINITY_REPORT = "affinity_api_call.csv"
+DISTRIBUTED_REPORT = "distributed.csv"  # --distributed: what it changes and leaves, per file and line
 
 
 def write_reports(
-    directory: Path, findings: list[Finding], skipped: list[tuple[str, str]], summary: dict, only: set[str] | None = None
+    directory: Path, findings: list[Finding], skipped: list[tuple[str, str]], summary: dict, only: set[str] | None = None,
+    distributed: bool = False,
 ) -> None:
-    """Every report (or the ones named in `only`), then summary.json."""
+    """Every report (or the ones named in `only`), then summary.json; `distributed`: also
+    distributed.csv, the rows of --distributed (changes and notes alike)."""
     directory.mkdir(parents=True, exist_ok=True)
     wanted = (lambda name: True) if only is None else (lambda name: name in only)  # noqa: E731
     if wanted("change_list.csv"):
@@ -52,6 +56,12 @@ def write_reports(
             if f.operation is Operation.AFFINITY
         )
         write_table(directory / AFFINITY_REPORT, AFFINITY_COLUMNS, rows)
+    if distributed and wanted(DISTRIBUTED_REPORT):
+        write_table(
+            directory / DISTRIBUTED_REPORT,
+            CHANGE_COLUMNS,
+            ([f.file, f.start_line, f.end_line, f.operation.value, f.message, f.code] for f in findings if f.code in CODES),
+        )
     if wanted("skipped_files.csv"):
         write_table(directory / "skipped_files.csv", SKIPPED_COLUMNS, ([path, reason] for path, reason in skipped))
     (directory / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")

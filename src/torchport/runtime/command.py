@@ -8,6 +8,15 @@ examples:
   torchport run --target cpu train.py --epochs 1
   torchport run --log run.log -m mypackage.train --lr 0.1
   torchport run -m torch.distributed.run --nproc_per_node 2 train.py   (ranks inherit the target)
+  torchport run --distributed --nproc-per-node 2 train.py --epochs 1   (a single-card script on 2 processes)
+
+--distributed runs a single-card training script as one process of N, as `migrate --distributed`
+would rewrite it (process group from the launcher, DistributedSampler, DDP, rank 0 saves and
+prints), rewritten in memory only: tracebacks show the script's own lines. Under a launcher
+(torchrun, run_distributed.sh: LOCAL_RANK is set) this process is one rank; with
+--nproc-per-node N and no launcher, torchport starts torchrun on one machine with N processes,
+each running this command. Without either, it runs as one process, as the script did. A script
+that is distributed already runs as it is (stderr says so).
 
 The exit status is the program's, as under python (130 on Ctrl-C). torchport's own errors (a bad
 option, no such script, no torch) are one line on stderr and status 2.
@@ -27,14 +36,29 @@ from torchport.errors import UsageError
 from torchport.syntax import BEFORE_37, PYTHON2, syntax_problem
 
 
+DEFAULT_LOG = "torchport_run.log"
+BATCH_MODES = ("global", "per-rank")  # (distribute.driver's: that module needs LibCST, which run does not import)
+# The log of the processes of a torchrun that `run --distributed --nproc-per-node` started
+# (torchrun's parser would take their --log for an abbreviation of its --log-dir).
+RANKS_LOG_ENV = "TORCHPORT_RUN_LOG"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default="auto", choices=["auto", *targets.names()],
                         help="where to run (default auto: the first available of npu, xpu, mps, else cpu)")
-    parser.add_argument("--log", default="torchport_run.log", metavar="FILE",
+    parser.add_argument("--log", metavar="FILE",
                         help="call-site log (default torchport_run.log; torchrun ranks add .rank<N>, mp.spawn processes .proc<I>)")
     parser.add_argument("--honest-to", metavar="PKGS",
                         help="comma-separated packages that see the real torch.cuda "
                              "(default: torch, accelerate, transformers, triton and other hardware probers)")
+    parser.add_argument("--distributed", action="store_true",
+                        help="run the script as one process of N (one per device): rewritten in memory as "
+                             "migrate --distributed would (see below)")
+    parser.add_argument("--nproc-per-node", metavar="N",
+                        help="with --distributed and no launcher: start torchrun with N processes on this machine")
+    parser.add_argument("--distributed-batch", metavar="{global,per-rank}",
+                        help="with --distributed: global (default) splits the batch across the processes; "
+                             "per-rank keeps it and multiplies the learning rate by WORLD_SIZE")
     parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [args]",
                         help="run a module, as python -m does (everything after it is the module's)")
     parser.add_argument("program", nargs=argparse.REMAINDER, metavar="script.py [args ...]",
@@ -42,8 +66,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    nproc = _distributed_options(args)
     argv, run = _plan(args)
     require_torch()
+    args.log = args.log or os.environ.get(RANKS_LOG_ENV) or DEFAULT_LOG
+    if nproc is not None and "LOCAL_RANK" not in os.environ:  # (a launcher's process is one rank)
+        from torchport.runtime import distributed
+
+        return distributed.launch(nproc, _rank_command(args), os.path.abspath(args.log))
     from torchport import runtime
     from torchport.runtime.autoload import LOG_ENV, TARGET_ENV
     from torchport.runtime.callers import HONEST_ENV
@@ -111,7 +141,40 @@ def _plan(args):
         raise UsageError(f"no such script: {script}")
     refuse_invalid_python(script, script)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    if args.distributed:
+        from torchport.runtime import distributed  # (LibCST: only for --distributed)
+
+        return list(args.program), distributed.runner(script, args.distributed_batch or "global")
     return list(args.program), lambda: runpy.run_path(script, run_name="__main__")
+
+
+def _distributed_options(args) -> int | None:
+    """The processes to start (None: none, this one runs), or a UsageError."""
+    if not args.distributed:
+        given = next((option for option, value in (("--nproc-per-node", args.nproc_per_node),
+                                                   ("--distributed-batch", args.distributed_batch)) if value), None)
+        if given:
+            raise UsageError(f"{given} goes with --distributed")
+        return None
+    if args.module is not None:
+        raise UsageError("--distributed runs a script (torchport run --distributed script.py), not -m MODULE")
+    if args.distributed_batch not in (None, *BATCH_MODES):
+        raise UsageError(f"--distributed-batch {args.distributed_batch}: choose global or per-rank")
+    if args.nproc_per_node is None:
+        return None
+    if not args.nproc_per_node.isdigit() or int(args.nproc_per_node) < 1:
+        raise UsageError(f"--nproc-per-node {args.nproc_per_node}: give a number of processes, 1 or more")
+    return int(args.nproc_per_node)
+
+
+def _rank_command(args) -> list[str]:
+    """What each of torchrun's processes runs: this command, less --nproc-per-node."""
+    command = ["run", "--distributed", "--target", args.target]  # (the log goes by RANKS_LOG_ENV)
+    if args.honest_to is not None:
+        command += ["--honest-to", args.honest_to]
+    if args.distributed_batch:
+        command += ["--distributed-batch", args.distributed_batch]
+    return [*command, *args.program]
 
 
 def refuse_invalid_python(path: str, name: str) -> None:
@@ -147,6 +210,8 @@ def report_uncaught(error: BaseException) -> None:
     import runpy
 
     launcher = {main.__code__.co_filename, runpy.run_path.__code__.co_filename}
+    if "torchport.runtime.distributed" in sys.modules:
+        launcher.add(sys.modules["torchport.runtime.distributed"].__file__)
     frames = error.__traceback__
     while frames is not None and frames.tb_frame.f_code.co_filename in launcher:
         frames = frames.tb_next

@@ -4,7 +4,7 @@ and `DataParallel`.
 "nccl" becomes the target's `dist_backend` (evaluated here: "gloo" on the CPU); device_ids and
 output_device are dropped where the target says DDP takes none (`ddp_device_ids`, and always on the
 CPU), else their CUDA devices are mapped. DataParallel over one device runs the module as it is
-(with a warning); over several it raises: DataParallel has no equivalent off CUDA, use DDP.
+(with a warning), over several too (a log line says DDP with one process per device uses them).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ def install(session) -> None:
     import torch
     import torch.nn.parallel as parallel
 
-    _patch_data_parallel(session, torch, parallel.DataParallel)
+    if not _keeps_torchs_data_parallel(session, torch):
+        _patch_data_parallel(session, torch, parallel.DataParallel)
     if not torch.distributed.is_available():
         return
     import torch.distributed.distributed_c10d as c10d
@@ -121,29 +122,39 @@ def _mapped(session, device):
     return new
 
 
+def _keeps_torchs_data_parallel(session, torch) -> bool:
+    """Whether torch's DataParallel splits the batch here, as the target says (`accelerator` on a
+    CUDA build with a GPU): then it is left as it is."""
+    choice = session.target.data_parallel
+    return (choice is not None and not is_host(session.device_type)
+            and session.evaluate(choice) is torch.nn.DataParallel)
+
+
 def _patch_data_parallel(session, torch, data_parallel) -> None:
+    """DataParallel runs the module itself on one device, over any number of devices asked for
+    (torch's replicates and scatters with CUDA's copies): `.module`, isinstance and "module."
+    checkpoint keys stay. On a device, forward moves the inputs to the module's, as scatter did."""
     original = data_parallel.__dict__["__init__"]
-    target = session.target.name
+    original_forward = data_parallel.__dict__["forward"]
+    device_type = session.device_type
     passed = Verdict(
         "torch.nn.DataParallel", Kind.ADAPTED, "the module itself",
-        f"one {session.device_type} device: DataParallel has nothing to split",
+        f"one {device_type} device: DataParallel has nothing to split",
     )
+    several = Verdict(
+        "torch.nn.DataParallel", Kind.ADAPTED, "the module itself, on one device",
+        f"DataParallel splits no batch on {device_type}: DistributedDataParallel with one process per "
+        "device (torchrun) uses several",
+    )
+    move = not is_host(device_type)
 
     @functools.wraps(original)
     def __init__(self, module, device_ids=None, output_device=None, dim=0):
         count = len(device_ids) if device_ids is not None else _device_count(session, torch)
-        if count > 1:
-            from torchport.runtime import UnsupportedOnTarget
-
-            refused = Verdict("torch.nn.DataParallel", Kind.UNSUPPORTED, None, f"over {count} devices")
-            session.log.note(refused)
-            raise UnsupportedOnTarget(
-                f"torch.nn.DataParallel over {count} devices is not supported on target {target}: "
-                "use torch.nn.parallel.DistributedDataParallel (one process per device, torchrun)"
-            )
-        session.log.note(passed)
+        session.log.note(several if count > 1 else passed)
+        over = f" (asked for {count} devices)" if count > 1 else ""
         warnings.warn(
-            f"torchport: torch.nn.DataParallel runs the module directly on one {session.device_type} device",
+            f"torchport: torch.nn.DataParallel runs the module directly on one {device_type} device{over}",
             RuntimeWarning, stacklevel=2,
         )
         torch.nn.Module.__init__(self)
@@ -153,7 +164,51 @@ def _patch_data_parallel(session, torch, data_parallel) -> None:
         self.dim = dim
         self.src_device_obj = None
 
+    @functools.wraps(original_forward)
+    def forward(self, *inputs, **kwargs):
+        parameter = next(self.module.parameters(), None) if move and not self.device_ids else None
+        if parameter is not None:
+            inputs, kwargs = _moved(torch, inputs, parameter.device), _moved(torch, kwargs, parameter.device)
+        return original_forward(self, *inputs, **kwargs)
+
     session.book.replace(data_parallel, "__init__", __init__)
+    session.book.replace(data_parallel, "forward", forward)
+    _patch_data_parallel_function(session, torch, data_parallel)
+
+
+def _patch_data_parallel_function(session, torch, data_parallel) -> None:
+    """`nn.parallel.data_parallel(module, inputs)`: torch's finds no device off CUDA; the module
+    applied once, through the DataParallel above."""
+    import importlib
+
+    defining = importlib.import_module("torch.nn.parallel.data_parallel")
+    original = defining.__dict__["data_parallel"]
+    applied = Verdict("torch.nn.parallel.data_parallel", Kind.ADAPTED, "the module applied on one device",
+                      f"DataParallel splits no batch on {session.device_type}")
+
+    @functools.wraps(original)
+    def wrapper(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
+        session.log.note(applied)
+        if not isinstance(inputs, tuple):
+            inputs = (inputs,) if inputs is not None else ()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            wrapped = data_parallel(module)
+        return wrapped(*inputs, **(module_kwargs or {}))
+
+    session.book.replace_everywhere((torch.nn.parallel, defining), "data_parallel", original, wrapper)
+
+
+def _moved(torch, value, device):
+    """`value` with its tensors (in lists, tuples, named tuples, dicts) on `device`."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (list, tuple)):
+        items = [_moved(torch, v, device) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return type(value)((k, _moved(torch, v, device)) for k, v in value.items())
+    return value
 
 
 def _device_count(session, torch) -> int:

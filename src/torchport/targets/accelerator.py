@@ -5,9 +5,11 @@ the device type is looked up once per file, and calls that need a device are gua
 """
 
 from torchport.targets.base import Target
+from torchport.targets.launch import HOST_PROCESSES, Launch
 from torchport.targets.cpu import CPU_BF16
 from torchport.apis.legacy_types import legacy_tensor_types
-from torchport.targets.fallbacks import HOST_DEVICE_COUNT, HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, host_event_class
+from torchport.targets.fallbacks import (HOST_DEVICE_COUNT, HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, ONE_DEVICE_APPLY,
+                                         ONE_DEVICE_DATA_PARALLEL, host_event_class)
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import adapted, noop
 
@@ -45,8 +47,14 @@ TARGET = Target(
         HOST_EVENT: host_event_class(f"if {GUARD}:\n    torch.accelerator.synchronize()"),
     },
     device_function="accelerator_device",
+    launch=Launch(count=f"torch.accelerator.device_count() or {HOST_PROCESSES}"),  # (none: the CPU stands in)
     dist_backend="torch.distributed.get_default_backend_for_device(DEVICE_TYPE)",
     ddp_device_ids=True,
+    # torch's own on a CUDA build, which splits the batch over the GPUs (or, with none, only wraps
+    # the module); one device elsewhere. (Not `DEVICE_TYPE == "cuda"`: a comparison with "cuda" is
+    # read as "on the accelerator" when the output is migrated again.)
+    data_parallel=f"torch.nn.DataParallel if torch.version.cuda else {ONE_DEVICE_DATA_PARALLEL}",
+    data_parallel_apply=f"torch.nn.parallel.data_parallel if torch.version.cuda else {ONE_DEVICE_APPLY}",
     guard=GUARD,
     float16_autocast='torch.float16 if DEVICE_TYPE != "cpu" else torch.bfloat16',
     autocast_enabled="AUTOCAST_OK",

@@ -19,11 +19,13 @@ from torchport.apis.cuda_module import DEVICE_MODULE
 from torchport.targets.advice import Advice, common
 from torchport.targets import fallbacks
 from torchport.targets.kernels import Kernels
+from torchport.targets.launch import Launch
 from torchport.targets.verdict import Kind, Verdict, adapted, same, unsupported
 
 # The Target fields that hold Python source (an expression written into migrated files and
 # evaluated by `run`), checked when a target is made.
-EXPRESSION_FIELDS = ("device_type_expr", "dist_backend", "guard", "float16_autocast", "autocast_enabled")
+EXPRESSION_FIELDS = ("device_type_expr", "dist_backend", "guard", "float16_autocast", "autocast_enabled",
+                     "data_parallel", "data_parallel_apply")
 
 
 def _check_source(target: str, what: str, source: str | None, mode: str) -> None:
@@ -125,7 +127,13 @@ class Target:
     setup_import: str | None = None  # e.g. "torch_npu": imported right after `import torch`
     dist_backend: str = "gloo"  # source expression for what "nccl" becomes
     ddp_device_ids: bool = True  # False: DDP(device_ids=...) is dropped (CPU modules take None)
+    # What nn.DataParallel(...) becomes: torch's replicates and scatters over the devices with CUDA's
+    # copies, which only CUDA has; None keeps it (on the CPU and mps it only wraps the module).
+    data_parallel: str | None = fallbacks.ONE_DEVICE_DATA_PARALLEL
+    # What nn.parallel.data_parallel(module, inputs) becomes (torch's finds no device off CUDA).
+    data_parallel_apply: str = fallbacks.ONE_DEVICE_APPLY
     visible_devices_env: str | None = None  # what CUDA_VISIBLE_DEVICES becomes (None: report only)
+    launch: Launch = field(default_factory=Launch)  # what run_distributed.sh needs (launch.py)
     float16_autocast: str | None = None  # what autocast's float16 becomes (None: kept)
     host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events); needs HostEvent
     profiler_activity: str | None = None  # what ProfilerActivity.CUDA becomes ("XPU"); None: no such activity
@@ -151,7 +159,7 @@ class Target:
         object.__setattr__(self, "definitions", {**self.definitions, **{
             name: statement for name, statement in fallbacks.DEFINITIONS.items() if name not in self.definitions}})
         for name, statement in self.definitions.items():
-            if not statement.startswith((f"{name} = ", f"def {name}(", f"class {name}:")):
+            if not statement.startswith((f"{name} = ", f"def {name}(", f"class {name}:", f"class {name}(")):
                 raise ValueError(f"target {self.name}: the definition of {name} must assign it or define it")
         if self.host_timing and fallbacks.HOST_EVENT not in self.definitions:
             raise ValueError(f"target {self.name}: host timing needs a {fallbacks.HOST_EVENT} definition")

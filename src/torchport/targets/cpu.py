@@ -28,6 +28,7 @@ TARGET = Target(
     keeps_device_index=False,
     dist_backend='"gloo"',
     ddp_device_ids=False,
+    data_parallel=None,  # torch's DataParallel only wraps the module here (device_ids empty)
     float16_autocast="torch.bfloat16",  # CPU float16 autocast works but runs ~30x slower
     # ... and bfloat16 without AVX512-BF16 / AMX (x86) or BF16 (Arm) ran a ViT step 3-4x slower
     # than float32: autocast stays on only where the CPU computes bfloat16 natively.

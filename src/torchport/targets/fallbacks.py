@@ -109,9 +109,51 @@ HOST_DEVICE_COUNT_FUNCTION = '''def host_device_count():
     return int(os.getenv("LOCAL_WORLD_SIZE", "1"))'''
 HOST_DEVICE_COUNT = "host_device_count()"
 
+# nn.DataParallel where it cannot split a batch: torch's replicates the module and scatters the
+# inputs over the devices with CUDA's own copies (torch_npu and XPU have none; Ascend supports DDP
+# only), and off CUDA torch's data_parallel() finds no device at all. This one keeps what a script
+# reads of a DataParallel (isinstance, `.module`, checkpoint keys prefixed "module.", device_ids
+# empty as torch's on the CPU) and runs the module itself on its device, moving the inputs there
+# as torch's scatter did (scripts pass CPU batches to DataParallel). N devices: DDP, one process each.
+ONE_DEVICE_DATA_PARALLEL = "OneDeviceDataParallel"
+ONE_DEVICE_DATA_PARALLEL_CLASS = '''class OneDeviceDataParallel(torch.nn.DataParallel):
+    """nn.DataParallel on one device: the module runs itself there (DDP, one process per device, uses N)."""
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        torch.nn.Module.__init__(self)
+        self.module = module
+        self.device_ids = []
+        self.output_device = None
+        self.dim = dim
+
+    def forward(self, *inputs, **kwargs):
+        parameter = next(self.module.parameters(), None)
+        if parameter is not None:
+            inputs, kwargs = self.moved(inputs, parameter.device), self.moved(kwargs, parameter.device)
+        return self.module(*inputs, **kwargs)
+
+    @classmethod
+    def moved(cls, value, device):
+        if isinstance(value, torch.Tensor):
+            return value.to(device)
+        if isinstance(value, (list, tuple)):
+            items = [cls.moved(v, device) for v in value]
+            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        if isinstance(value, dict):
+            return type(value)((k, cls.moved(v, device)) for k, v in value.items())
+        return value'''
+# nn.parallel.data_parallel(module, inputs, ...): the module applied once, on its device.
+ONE_DEVICE_APPLY = "one_device_data_parallel"
+ONE_DEVICE_APPLY_FUNCTION = '''def one_device_data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
+    """nn.parallel.data_parallel(module, inputs) on one device: the module applied to the inputs there."""
+    if not isinstance(inputs, tuple):
+        inputs = (inputs,) if inputs is not None else ()
+    return OneDeviceDataParallel(module)(*inputs, **(module_kwargs or {}))'''
+
 # Module-level definitions every target may need for the answers here (see `Target.definitions`).
 DEFINITIONS = {"host_properties": HOST_PROPERTIES_FUNCTION, "host_memory_info": HOST_MEMORY_INFO,
-               "host_device_count": HOST_DEVICE_COUNT_FUNCTION}
+               "host_device_count": HOST_DEVICE_COUNT_FUNCTION,
+               ONE_DEVICE_DATA_PARALLEL: ONE_DEVICE_DATA_PARALLEL_CLASS, ONE_DEVICE_APPLY: ONE_DEVICE_APPLY_FUNCTION}
 HOST_MEMORY = "host_memory_info()"
 
 # Capability queries, answered for a device that has no such notion. bfloat16: the CPU computes

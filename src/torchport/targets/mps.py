@@ -2,6 +2,7 @@
 
 from torchport.targets.advice import common
 from torchport.targets.base import Target
+from torchport.targets.launch import Launch
 from torchport.targets.kernels import Kernels
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import same
@@ -23,8 +24,10 @@ TARGET = Target(
     surface=names(TORCH_SURFACE, "torch.mps"),
     surface_version=f"torch {version(TORCH_SURFACE)}",
     device_type="mps",
+    launch=Launch(count="torch.mps.device_count()"),
     keeps_device_index=False,
     dist_backend='"gloo"',
+    data_parallel=None,  # torch's DataParallel only wraps the module here (device_ids empty)
     overrides={
         "torch.cuda.is_available": same("torch.cuda.is_available", "torch.backends.mps.is_available"),
         "torch.cuda.memory_allocated": same(

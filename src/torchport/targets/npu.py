@@ -2,6 +2,7 @@
 
 from torchport.targets import advice
 from torchport.targets.base import Target
+from torchport.targets.launch import Launch, Setting
 from torchport.targets.kernels import Kernels
 from torchport.targets.surface import NPU_SURFACE, names, version
 
@@ -23,6 +24,13 @@ TARGET = Target(
     setup_import="torch_npu",
     dist_backend='"hccl"',
     visible_devices_env="ASCEND_RT_VISIBLE_DEVICES",
+    # as ModelZoo's test/train_full_8p.sh launchers set them
+    launch=Launch(
+        count="torch.npu.device_count()",
+        settings=(Setting("TASK_QUEUE_ENABLE", "1", "torch_npu's operator queue: 0 off, 1 on, 2 two-level "
+                          "(faster where the host is the bottleneck, more device memory)"),),
+        bind_cores=True,
+    ),
     advice=advice.NPU,
     # torch.profiler records no NPU work: torch_npu's profiler, with torch's API, does
     profiler_module="torch_npu.profiler",

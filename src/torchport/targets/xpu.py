@@ -1,6 +1,7 @@
 """Intel GPUs through upstream torch.xpu (surface read from torch 2.13)."""
 
 from torchport.targets.base import Target
+from torchport.targets.launch import Launch
 from torchport.targets.kernels import Kernels
 from torchport.targets.surface import TORCH_SURFACE, names, version
 
@@ -16,6 +17,7 @@ TARGET = Target(
     tensor_method="xpu",
     dist_backend='"xccl"',
     visible_devices_env="ZE_AFFINITY_MASK",
+    launch=Launch(count="torch.xpu.device_count()"),
     profiler_activity="XPU",
     # torch 2.13 names only a few XPU kernels in native_functions.yaml: intel/torch-xpu-ops registers the rest
     kernels=Kernels("XPU", listed_elsewhere="intel/torch-xpu-ops"),

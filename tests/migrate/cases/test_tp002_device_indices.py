@@ -3,9 +3,13 @@ becomes the target's device with that index; integers anywhere else are numbers.
 
 import pytest
 
+from torchport.targets.fallbacks import ONE_DEVICE_DATA_PARALLEL_CLASS
 from _fixture_cases import TORCH, TORCH_DEVICE_TYPE, TORCH_NPU, UNCHANGED, assert_migrates, per_target
 
 CODE = "TP002"
+
+ONE_DEVICE = "\n\n" + ONE_DEVICE_DATA_PARALLEL_CLASS + "\n\n\n"  # (TP025's, where DataParallel cannot run)
+
 
 CASES = [
     pytest.param(
@@ -55,11 +59,12 @@ CASES = [
     pytest.param(
         TORCH + "model = torch.nn.DataParallel(model, device_ids=[0, 1])\n",
         {
-            "npu": TORCH_NPU + 'model = torch.nn.DataParallel(model, device_ids=["npu:0", "npu:1"])\n',
-            "xpu": TORCH + 'model = torch.nn.DataParallel(model, device_ids=["xpu:0", "xpu:1"])\n',
-            "mps": TORCH + 'model = torch.nn.DataParallel(model, device_ids=["mps", "mps"])\n',
-            "cpu": TORCH + 'model = torch.nn.DataParallel(model, device_ids=["cpu", "cpu"])\n',
-            "accelerator": TORCH_DEVICE_TYPE + 'model = torch.nn.DataParallel(model, device_ids=[f"{DEVICE_TYPE}:0", f"{DEVICE_TYPE}:1"])\n',
+            "npu": TORCH_NPU + ONE_DEVICE + 'model = OneDeviceDataParallel(model, device_ids=["npu:0", "npu:1"])\n',
+            "xpu": TORCH + ONE_DEVICE + 'model = OneDeviceDataParallel(model, device_ids=["xpu:0", "xpu:1"])\n',
+            # the one device's indices as written: ["cpu", "cpu"] would name no device index
+            "mps": UNCHANGED,
+            "cpu": UNCHANGED,
+            "accelerator": TORCH_DEVICE_TYPE + ONE_DEVICE + 'model = (torch.nn.DataParallel if torch.version.cuda else OneDeviceDataParallel)(model, device_ids=[f"{DEVICE_TYPE}:0", f"{DEVICE_TYPE}:1"])\n',
         },
         id="each element of device_ids",
     ),
@@ -271,6 +276,66 @@ CASES = [
             "default": UNCHANGED,
         },
         id="a dimension and a dtype are not device indices",
+    ),
+    pytest.param(
+        TORCH + (
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "device_ids = list(range(local_rank * n, (local_rank + 1) * n))\n"
+            "ddp_model = DDP(model, device_ids)\n"
+            "labels = torch.randn(20, 5).to(device_ids[0])\n"
+            "dp = DDP(net, device_ids=self.gpus)\n"
+            "x = x.to(self.gpus[0], non_blocking=True)\n"
+            "y = y.to(ids[0])\n"
+        ),
+        {
+            "cpu": TORCH + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "device_ids = list(range(local_rank * n, (local_rank + 1) * n))\n"
+                "ddp_model = DDP(model)\n"
+                'labels = torch.randn(20, 5).to("cpu")\n'
+                "dp = DDP(net)\n"
+                'x = x.to("cpu", non_blocking=True)\n'
+                "y = y.to(ids[0])\n"
+            ),
+            "mps": TORCH + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "device_ids = list(range(local_rank * n, (local_rank + 1) * n))\n"
+                "ddp_model = DDP(model, device_ids)\n"
+                'labels = torch.randn(20, 5).to("mps")\n'
+                "dp = DDP(net, device_ids=self.gpus)\n"
+                'x = x.to("mps", non_blocking=True)\n'
+                "y = y.to(ids[0])\n"
+            ),
+            "npu": TORCH_NPU + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "device_ids = list(range(local_rank * n, (local_rank + 1) * n))\n"
+                "ddp_model = DDP(model, device_ids)\n"
+                'labels = torch.randn(20, 5).to(torch.device("npu", device_ids[0]))\n'
+                "dp = DDP(net, device_ids=self.gpus)\n"
+                'x = x.to(torch.device("npu", self.gpus[0]), non_blocking=True)\n'
+                "y = y.to(ids[0])\n"
+            ),
+            "xpu": TORCH + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "device_ids = list(range(local_rank * n, (local_rank + 1) * n))\n"
+                "ddp_model = DDP(model, device_ids)\n"
+                'labels = torch.randn(20, 5).to(torch.device("xpu", device_ids[0]))\n'
+                "dp = DDP(net, device_ids=self.gpus)\n"
+                'x = x.to(torch.device("xpu", self.gpus[0]), non_blocking=True)\n'
+                "y = y.to(ids[0])\n"
+            ),
+            "accelerator": TORCH + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                'DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'
+                "device_ids = list(range(local_rank * n, (local_rank + 1) * n))\n"
+                "ddp_model = DDP(model, device_ids if torch.accelerator.is_available() else None)\n"
+                "labels = torch.randn(20, 5).to(torch.device(DEVICE_TYPE, device_ids[0]))\n"
+                "dp = DDP(net, device_ids=self.gpus if torch.accelerator.is_available() else None)\n"
+                "x = x.to(torch.device(DEVICE_TYPE, self.gpus[0]), non_blocking=True)\n"
+                "y = y.to(ids[0])\n"
+            ),
+        },
+        id="an element of a list passed as device_ids (the DDP tutorial's .to(device_ids[0])); other lists left alone",
     ),
 ]
 

@@ -86,6 +86,32 @@ CASES = [
         },
         id="a LOCAL_RANK index, set as the device first",
     ),
+    pytest.param(
+        TORCH + (
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "ddp_model = DDP(model, device_ids)\n"
+            "other = DDP(model, [0], 0, 1)\n"
+        ),
+        {
+            "cpu": TORCH + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "ddp_model = DDP(model)\n"
+                "other = DDP(model, None, None, 1)\n"
+            ),
+            "accelerator": TORCH + (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "ddp_model = DDP(model, device_ids if torch.accelerator.is_available() else None)\n"
+                "other = DDP(model, [0] if torch.accelerator.is_available() else None, 0 if torch.accelerator.is_available() else None, 1)\n"
+            ),
+            "default": UNCHANGED,
+        },
+        id="device_ids and output_device by position (the DDP tutorial's DDP(model, device_ids)): None where dim follows",
+    ),
+    pytest.param(
+        TORCH + "model = torch.nn.parallel.DistributedDataParallel(*parts)\n",
+        {"default": UNCHANGED},
+        id="arguments unpacked: where device_ids lands is not known",
+    ),
 ]
 
 

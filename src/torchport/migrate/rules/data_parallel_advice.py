@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.apis.distributed import DATA_PARALLEL_CLASSES, DATA_PARALLEL_FUNCTIONS
 from torchport.findings import Operation
 from torchport.migrate.rules.base.rule import Rule
 
-DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel",
-                 "torch.nn.parallel.data_parallel.DataParallel"}
+DATA_PARALLEL = DATA_PARALLEL_CLASSES | DATA_PARALLEL_FUNCTIONS
 
 
 class DataParallelAdvice(Rule):
@@ -29,7 +29,9 @@ class DataParallelAdvice(Rule):
             return
         if self.target.advice.has_device:
             message = (f"DataParallel does not split work across {self.target.name} devices: use "
-                       "DistributedDataParallel with one process per device (torchrun)")
+                       "DistributedDataParallel with one process per device (torchrun; "
+                       "torchport migrate --distributed writes it)")
         else:
-            message = "on the CPU DataParallel splits nothing and prefixes checkpoint keys with 'module.': drop it"
+            message = ("on the CPU DataParallel splits nothing and prefixes checkpoint keys with 'module.': drop it "
+                       "(N processes: DistributedDataParallel, torchport migrate --distributed)")
         self.report(node, Operation.PERFORMANCE, message, api=api)

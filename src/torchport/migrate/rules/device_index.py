@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.migrate.device_indices import INDEX_SOURCES
+from torchport.migrate.device_indices import INDEX_SOURCES, LIST
 from torchport.apis.devices import DEVICE_KEYWORDS, DEVICE_LIST_KEYWORDS, TO_METHODS
 from torchport.migrate.rules.base.device_exprs import device_expression
 from torchport.migrate.rules.base.nodes import call_argument, parse_expression, source_of
@@ -18,7 +18,8 @@ class DeviceIndexRule(Rule):
     rank, `--local_rank`, and what is assigned from them: see device_indices.py).
 
     `x.to(0)`, `model.to(self.gpu_id)`, `torch.device(1)`, `device=0`, `map_location=rank`,
-    `output_device=0` and each element of `device_ids=[0, 1]`. Integers anywhere else are
+    `output_device=0`, `x.to(device_ids[0])` where `device_ids` was given to DDP, and each element
+    of `device_ids=[0, 1]` (where the target's devices keep their index). Integers anywhere else are
     numbers, and other names may hold a device, a dtype or a tensor: they are left alone.
     """
 
@@ -32,7 +33,7 @@ class DeviceIndexRule(Rule):
     title = "device indices"
     readme = """device indices: `x.to(0)`, `device=1`, `map_location=0`, `device_ids=[0, 1]`, and names that hold one,
     followed from their source: `self.gpu_id = int(os.environ["LOCAL_RANK"])` then `model.to(self.gpu_id)`,
-    an `mp.spawn` rank, `--local_rank` / `--gpu`"""
+    an `mp.spawn` rank, `--local_rank` / `--gpu`, an element of a list passed as DDP's `device_ids` (`.to(device_ids[0])`)"""
     sample = "import torch\nx = torch.zeros(2).to(0)\n"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
@@ -53,7 +54,8 @@ class DeviceIndexRule(Rule):
                 keep_index = not (arg.keyword.value == "map_location" and self.target.device_type is None)
                 # DDP reads an index held in a name as one on its module's device: it can stay
                 self._rewrite_index(arg.value, keep_index, names=arg.keyword.value != "output_device")
-            elif arg.keyword.value in DEVICE_LIST_KEYWORDS and isinstance(arg.value, (cst.List, cst.Tuple)):
+            elif (arg.keyword.value in DEVICE_LIST_KEYWORDS and isinstance(arg.value, (cst.List, cst.Tuple))
+                  and self.target.keeps_device_index):  # (else the one device's index: 0, 1 as written)
                 for element in arg.value.elements:
                     self._rewrite_index(element.value, names=False)
 
@@ -66,12 +68,20 @@ class DeviceIndexRule(Rule):
         self.change(value, lambda _: parse_expression(new), f"replace device index {value.value} with {new}", needs=new)
 
     def _rewrite_index_name(self, value: cst.BaseExpression, keep_index: bool) -> None:
-        if not isinstance(value, (cst.Name, cst.Attribute)):
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            known = source_of(value) in self.context.device_index_names
+        else:  # an element of a list of indices: `.to(device_ids[0])`
+            known = _is_element(value) and source_of(value.value) + LIST in self.context.device_index_names
+        if not known:
             return
         name = source_of(value)
-        if name not in self.context.device_index_names:
-            return
         target = self.target
         new = indexed_device_source(target, name) if keep_index else device_expression(target, None)
         needs = indexed_device_source(target, "0")  # (what the new code needs, not the script's names)
         self.change(value, lambda _: parse_expression(new), f"{name} holds a device index: {new}", needs=needs)
+
+
+def _is_element(value: cst.BaseExpression) -> bool:
+    """`ids[0]`, `ids[i]`: one element (not a slice) of a name or an attribute."""
+    return (isinstance(value, cst.Subscript) and isinstance(value.value, (cst.Name, cst.Attribute))
+            and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index))

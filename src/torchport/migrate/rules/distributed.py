@@ -5,9 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.apis.devices import Presence
-from torchport.apis.distributed import CUDA_DIST_BACKEND, DDP_CLASSES, NCCL_ENUM, ddp_device_ids
+from torchport.apis.distributed import CUDA_DIST_BACKEND, DDP_CLASSES, DEVICE_POSITIONS, NCCL_ENUM, ddp_device_ids
 from torchport.migrate.rules.base.device_exprs import quoted, string_value
-from torchport.migrate.rules.base.nodes import call_argument, parse_expression, source_of, without_arguments
+from torchport.migrate.rules.base.nodes import parse_expression, source_of
 from torchport.migrate.rules.base.rule import Rule
 
 
@@ -57,12 +57,13 @@ class DistributedBackendRule(Rule):
 
 
 class DdpDeviceIdsRule(Rule):
-    """`DistributedDataParallel(device_ids=..., output_device=...)`: CPU modules take neither, so
-    they are dropped on the CPU, and given only when a device exists on device-agnostic targets."""
+    """`DistributedDataParallel(device_ids=..., output_device=...)`, by keyword or by position
+    (`DDP(model, device_ids)`, as the DDP tutorial passes them): CPU modules take neither, so they
+    are dropped on the CPU, and given only when a device exists on device-agnostic targets."""
 
     code = "TP007"
     order = 110
-    mentions = rb"device_ids|output_device"
+    mentions = rb"device_ids|output_device|DistributedDataParallel"
     reads = tuple(DDP_CLASSES)
     title = "DDP device_ids"
     readme = """DDP `device_ids`/`output_device`: dropped on the CPU, guarded on `accelerator`"""
@@ -78,27 +79,24 @@ class DdpDeviceIdsRule(Rule):
         if self.qualified_name(node.func) not in DDP_CLASSES:
             return
         target = self.target
-        device_args = [call_argument(node, k) for k in ("device_ids", "output_device")]
-        device_args = [a for a in device_args if a is not None and not self._already_guarded(a.value)]
+        positions = device_positions(node)
+        device_args = [node.args[i] for i in positions]
+        device_args = [a for a in device_args if not self._already_guarded(a.value)]
         if not device_args:
             return
         presence = ddp_device_ids(target)
         if presence is Presence.NEVER:
-            self.change(
-                node,
-                lambda updated: without_arguments(updated, {"device_ids", "output_device"}),
-                f"drop device_ids/output_device: DDP on {target.name} takes none",
-            )
+            self.change(node, _without_devices, f"drop device_ids/output_device: DDP on {target.name} takes none")
         elif presence is Presence.AT_RUN_TIME:
             guard = target.guard
 
             def fix(updated: cst.Call) -> cst.Call:
-                args = []
-                for arg in updated.args:
-                    if arg.keyword is not None and arg.keyword.value in ("device_ids", "output_device") and not self._already_guarded(arg.value):
+                args = list(updated.args)
+                for index in device_positions(updated):
+                    arg = args[index]
+                    if not self._already_guarded(arg.value):
                         value = cst.IfExp(test=parse_expression(guard), body=arg.value, orelse=cst.Name("None"))
-                        arg = arg.with_changes(value=value)
-                    args.append(arg)
+                        args[index] = arg.with_changes(value=value)
                 return updated.with_changes(args=args)
 
             self.change(node, fix, f"pass DDP device_ids/output_device only when {guard}", needs=guard)
@@ -106,3 +104,37 @@ class DdpDeviceIdsRule(Rule):
     def _already_guarded(self, value: cst.BaseExpression) -> bool:
         guard = self.target.guard
         return guard is not None and isinstance(value, cst.IfExp) and source_of(value.test) == guard
+
+
+def device_positions(call: cst.Call) -> list[int]:
+    """The indices in `call.args` of DDP's device_ids and output_device, by keyword or by position
+    (none by position after a `*args`: where it lands is not known)."""
+    found = []
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            if arg.keyword is None and arg.star == "*":
+                break
+            continue
+        if arg.keyword is not None:
+            if arg.keyword.value in DEVICE_POSITIONS:
+                found.append(index)
+        elif index in DEVICE_POSITIONS.values():
+            found.append(index)
+    return found
+
+
+def _without_devices(call: cst.Call) -> cst.Call:
+    """`call` without device_ids/output_device. One passed by position is dropped when no other
+    positional argument follows it (which would then take its place), else it becomes None."""
+    drop = set(device_positions(call))
+    positional = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star]
+    last_kept = max((i for i in positional if i not in drop), default=-1)
+    args = []
+    for index, arg in enumerate(call.args):
+        if index not in drop:
+            args.append(arg)
+        elif arg.keyword is None and index < last_kept:
+            args.append(arg.with_changes(value=cst.Name("None")))
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)

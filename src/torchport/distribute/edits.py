@@ -1,0 +1,240 @@
+"""What the steps share: a module read once with the metadata they ask about (lines, qualified
+names, parents), and a set of statement edits (insert before or after, replace, remove) applied
+in one pass, so each step describes what it changes and never re-walks the tree to change it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
+
+BLOCKS = (cst.Module, cst.IndentedBlock)
+SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+class Read:
+    """One parse of a step's input text, with what the steps look up in it."""
+
+    def __init__(self, text: str):
+        wrapper = MetadataWrapper(cst.parse_module(text))
+        self.module = wrapper.module
+        self._positions = wrapper.resolve(PositionProvider)
+        self._names = wrapper.resolve(QualifiedNameProvider)
+        self._parents = wrapper.resolve(ParentNodeProvider)
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self._positions[node].start.line
+
+    def end_line(self, node: cst.CSTNode) -> int:
+        return self._positions[node].end.line
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._parents.get(node)
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        """The qualified names `node` may refer to (`mp.spawn` -> {"torch.multiprocessing.spawn"})."""
+        value = self._names.get(node, ())
+        return {q.name for q in (value() if callable(value) else value)}
+
+    def is_api(self, node: cst.CSTNode, apis) -> bool:
+        return bool(self.qualified(node) & set(apis))
+
+    def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
+        """The statement (simple line or compound) directly in a block that holds `node`."""
+        while node is not None:
+            parent = self.parent(node)
+            if isinstance(node, cst.BaseStatement) and isinstance(parent, BLOCKS):
+                return node
+            node = parent
+        return None
+
+    def block_of(self, statement: cst.BaseStatement) -> cst.Module | cst.IndentedBlock:
+        return self.parent(statement)
+
+    def enclosing_blocks(self, statement: cst.BaseStatement) -> Iterator[tuple[cst.CSTNode, cst.BaseStatement]]:
+        """(block, the statement of that block that holds `statement`), innermost first, up to the
+        function, class or module it is in."""
+        node = statement
+        while node is not None:
+            parent = self.parent(node)
+            if isinstance(node, cst.BaseStatement) and isinstance(parent, BLOCKS):
+                yield parent, node
+                if isinstance(parent, cst.Module):
+                    return
+                if isinstance(self.parent(parent), SCOPES):
+                    return
+            node = parent
+
+    def scope_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The function, class or module `node` is in."""
+        node = self.parent(node)
+        while node is not None and not isinstance(node, (*SCOPES, cst.Module)):
+            node = self.parent(node)
+        return node
+
+
+def walk(node: cst.CSTNode, into_scopes: bool = True) -> Iterator[cst.CSTNode]:
+    """`node` and every node below it (not into nested functions, classes and lambdas when
+    `into_scopes` is false)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if not into_scopes and current is not node and isinstance(current, SCOPES):
+            continue
+        stack.extend(reversed(current.children))
+
+
+def calls(node: cst.CSTNode, into_scopes: bool = True) -> Iterator[cst.Call]:
+    return (n for n in walk(node, into_scopes) if isinstance(n, cst.Call))
+
+
+def dotted(node: cst.CSTNode) -> str | None:
+    """`a.b.c` for a chain of names, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        inner = dotted(node.value)
+        return None if inner is None else f"{inner}.{node.attr.value}"
+    return None
+
+
+def code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def argument(call: cst.Call, keyword: str, position: int | None) -> cst.Arg | None:
+    """The argument given as `keyword=`, or in place `position` (None: keyword only)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if position is not None and position < len(positional):
+        return positional[position]
+    return None
+
+
+def statements(text: str) -> list[cst.BaseStatement]:
+    """Statements parsed from `text` (comment lines above the first stay with it)."""
+    module = cst.parse_module(text)
+    body = list(module.body)
+    if body and module.header:  # (LibCST keeps a module's first comments in its header)
+        body[0] = body[0].with_changes(leading_lines=[*module.header, *body[0].leading_lines])
+    return body
+
+
+def imported_names(module: cst.Module) -> set[str]:
+    """The names the module's top-level `import x` statements bind (`import torch.nn` binds torch)."""
+    bound = set()
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        if alias.asname is None:
+                            bound.add(dotted(alias.name).split(".")[0])
+    return bound
+
+
+def is_import_line(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+
+
+def is_future_import(statement: cst.CSTNode) -> bool:
+    return is_import_line(statement) and any(
+        isinstance(s, cst.ImportFrom) and s.module is not None and dotted(s.module) == "__future__"
+        for s in statement.body)
+
+
+def is_docstring(statement: cst.CSTNode) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def first_code(module: cst.Module) -> cst.BaseStatement | None:
+    """The first statement after the docstring and the `__future__` imports."""
+    return next((s for s in module.body if not (is_docstring(s) or is_future_import(s))), None)
+
+
+def import_missing(found: Read, edits: Edits, wanted) -> tuple[list[str], int]:
+    """`import x` for each of `wanted` the module does not bind at its top level, put before its
+    first import (after its docstring and `__future__` imports); (what was missing, the line)."""
+    module = found.module
+    missing = [name for name in wanted if name not in imported_names(module)]
+    if not missing:
+        return [], 0
+    new = statements("".join(f"import {name}\n" for name in missing))
+    first = next((s for s in module.body if is_import_line(s) and not is_future_import(s)), None) or first_code(module)
+    if first is None:
+        edits.append(module, new)
+        return missing, 1
+    edits.insert_before(first, new)
+    return missing, found.line(first)
+
+
+class Edits:
+    """Statement edits keyed by the nodes of one `Read`, applied together by `apply`."""
+
+    def __init__(self) -> None:
+        self.before: dict[cst.CSTNode, list[cst.BaseStatement]] = {}
+        self.after: dict[cst.CSTNode, list[cst.BaseStatement]] = {}
+        self.replaced: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.removed: set[cst.CSTNode] = set()
+        self.at_end: dict[cst.CSTNode, list[cst.BaseStatement]] = {}  # block -> statements appended
+
+    def insert_before(self, statement, new: list[cst.BaseStatement]) -> None:
+        self.before.setdefault(statement, []).extend(new)
+
+    def insert_after(self, statement, new: list[cst.BaseStatement]) -> None:
+        self.after.setdefault(statement, []).extend(new)
+
+    def append(self, block, new: list[cst.BaseStatement]) -> None:
+        self.at_end.setdefault(block, []).extend(new)
+
+    def replace(self, node, new) -> None:
+        self.replaced[node] = new
+
+    def remove(self, statement) -> None:
+        self.removed.add(statement)
+
+    def __bool__(self) -> bool:
+        return bool(self.before or self.after or self.replaced or self.removed or self.at_end)
+
+    def apply(self, module: cst.Module) -> str:
+        if not self:
+            return module.code
+        return module.visit(_Apply(self)).code
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, edits: Edits):
+        super().__init__()
+        self.edits = edits
+
+    def on_leave(self, original, updated):
+        if original in self.edits.replaced:
+            updated = self.edits.replaced[original]
+        if isinstance(original, BLOCKS):
+            updated = updated.with_changes(body=self._body(original, updated))
+        return updated
+
+    def _body(self, original, updated) -> list[cst.BaseStatement]:
+        body: list[cst.BaseStatement] = []
+        edits = self.edits
+        for old, new in zip(original.body, updated.body):
+            before = list(edits.before.get(old, ()))
+            if before and old not in edits.removed:
+                # the comments above a statement stay above what is put before it
+                before[0] = before[0].with_changes(leading_lines=[*new.leading_lines, *before[0].leading_lines])
+                new = new.with_changes(leading_lines=[])
+            body += before
+            if old not in edits.removed:
+                body.append(new)
+            body += edits.after.get(old, ())
+        body += edits.at_end.get(original, ())
+        if not body and isinstance(original, cst.IndentedBlock):
+            body = [cst.SimpleStatementLine([cst.Pass()])]
+        return body

@@ -1,0 +1,105 @@
+"""`migrate --distributed` for one file: the distribute steps rewrite it first (in CUDA's own
+dialect), then it is migrated as usual; the migration's rows, at lines of the rewritten text,
+are mapped back to the lines of the file as read. A file the steps cannot parse or read is
+migrated as it would be without --distributed."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, replace
+from typing import Callable, NamedTuple
+
+from torchport.distribute.driver import Options, distribute_source
+from torchport.distribute.lines import back, line_map
+from torchport.findings import Finding, Operation
+from torchport.migrate.source import FileResult
+
+NOTE_CODE = "TP200"
+# A file that trains imports torch: one that never says it is not read by the steps at all.
+MENTIONS_TORCH = re.compile(rb"\btorch\b")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What `--distributed` asks of a run (the same for every file of it)."""
+
+    batch: str = "global"
+    entries: frozenset[str] | None = None  # --entry: the entry scripts by name in OUT (None: detected)
+
+    def options_for(self, name: str) -> Options:
+        entry = None if self.entries is None else name in self.entries
+        return Options(batch=self.batch, entry=entry)
+
+
+class Distribution(NamedTuple):
+    """What --distributed made of one file (summary.json, and whether a launcher goes beside it)."""
+
+    entry: bool  # a training entry script (detected, or named by --entry)
+    distributed: bool  # the steps changed it
+    left_alone: str = ""  # an entry script not distributed: why
+
+
+def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: Callable[[bytes], FileResult]) -> FileResult:
+    """`data` (bytes, any declared encoding) made to run as one of N processes, then migrated
+    (`migrate`: as a file is without --distributed)."""
+    decoded = _decoded(data) if MENTIONS_TORCH.search(data) else None
+    if decoded is None:
+        return migrate(data)
+    text, encoding = decoded
+    try:
+        done = distribute_source(text, path, request.options_for(path))
+    except (Exception, RecursionError) as error:  # noqa: BLE001 (a step's bug costs the file its distribution only)
+        plain = migrate(data)
+        why = f"not distributed: internal error ({type(error).__name__}: {_first_line(error)})"
+        return _with_rows(plain, [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why)], Distribution(True, False, why))
+    plan = done.plan
+    if plan is None:  # (not valid Python to LibCST: migrated, or reported, as before)
+        return migrate(data)
+    notes = done.findings
+    if not done.changed:
+        why = "" if not plan.entry else plan.already or "nothing to change"
+        return _with_rows(migrate(data), notes, Distribution(plan.entry, False, why))
+    try:
+        rewritten = done.source.encode(encoding)
+    except UnicodeEncodeError:
+        rewritten = None
+    result = migrate(rewritten) if rewritten is not None else None
+    if result is None or result.error is not None:
+        plain = migrate(data)
+        why = f"not distributed: the rewritten file could not be migrated ({result.error if result else 'encoding'})"
+        row = Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why)
+        return _with_rows(plain, [row], Distribution(plan.entry, False, why))
+    lines = line_map(text, done.source)
+    migrated = [_at(finding, lines) for finding in result.findings]
+    findings = sorted(notes + migrated, key=lambda f: (f.start_line, f.code))
+    return FileResult(result.source, findings, distribution=Distribution(plan.entry, True))
+
+
+def _with_rows(result: FileResult, rows: list[Finding], distribution: Distribution) -> FileResult:
+    if result.error is not None:
+        return replace(result, distribution=distribution)
+    findings = sorted(rows + result.findings, key=lambda f: (f.start_line, f.code))
+    return replace(result, findings=findings, distribution=distribution)
+
+
+def _at(finding: Finding, lines: list[int]) -> Finding:
+    if not finding.start_line:  # (a row about the file as a whole)
+        return finding
+    start = back(lines, finding.start_line)
+    return replace(finding, start_line=start, end_line=max(start, back(lines, finding.end_line)))
+
+
+def _decoded(data: bytes) -> tuple[str, str] | None:
+    """(text, encoding) as Python reads the file (a coding cookie, a BOM); None where it cannot."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding), encoding
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [""])[0]
+

@@ -1,0 +1,122 @@
+"""detect.read: which files --distributed changes, and why the others are left alone (TP200)."""
+
+import libcst as cst
+import pytest
+
+from torchport.distribute import Options, distribute_source
+from torchport.distribute.detect import read
+from torchport.findings import Operation
+
+TRAINS = "    for x in data:\n        model(x).sum().backward()\n        optimizer.step()\n"
+
+
+def plan(source: str, entry=None):
+    return read(cst.parse_module(source), Options(entry=entry))
+
+
+def notes(p) -> list[tuple[int, str]]:
+    return [(n.start_line, n.message) for n in p.notes]
+
+
+@pytest.mark.parametrize("source", [
+    pytest.param("import torch\ndef main():\n" + TRAINS + "if __name__ == '__main__':\n    main()\n", id="a __main__ guard"),
+    pytest.param('import torch\ndef main():\n' + TRAINS + 'if "__main__" == __name__:\n    go()\n', id="a guard, reversed"),
+    pytest.param("import torch\nfor x in data:\n    model(x).sum().backward()\n", id="a loop that calls backward"),
+    pytest.param("import torch\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n", id="an optimizer built"),
+    pytest.param("import argparse\nimport torch\nif __name__ == '__main__':\n    args = parser.parse_args()\n",
+                 id="a guard reading its command line"),
+])
+def test_an_entry_script_is_distributed(source):
+    found = plan(source)
+    assert found.entry and found.to_distribute and found.single_card and not found.already
+
+
+def test_a_program_that_does_not_import_torch_is_no_training_entry():
+    assert not plan("import argparse\nif __name__ == '__main__':\n    raise SystemExit(main())\n").entry
+
+
+def test_the_main_guard_is_seen():
+    assert plan("import torch\nif __name__ == '__main__':\n    main()\n").main_guard
+    assert not plan("import torch\nfor x in data:\n    x.backward()\n").main_guard
+
+
+def test_a_module_that_trains_in_functions_only_is_not_an_entry_and_says_so():
+    found = plan("import torch\ndef train(model, data):\n" + TRAINS)
+    assert not found.entry
+    assert [line for line, _ in notes(found)] == [4]  # the first backward()
+    assert "a module the entry script imports" in notes(found)[0][1]
+
+
+def test_a_main_block_that_trains_nothing_is_not_an_entry_and_says_so():
+    found = plan("import torch\nclass Net: pass\nif __name__ == '__main__':\n    print(Net())\n")
+    assert not found.entry and [line for line, _ in notes(found)] == [3]
+
+
+def test_a_module_of_definitions_gets_no_row():
+    found = plan("import torch\nclass Net(torch.nn.Module):\n    pass\n")
+    assert not found.entry and found.notes == []
+
+
+def test_the_entry_option_overrides_the_guess():
+    library = "import torch\nclass Net: pass\n"
+    assert plan(library, entry=True).to_distribute
+    assert not plan("import torch\nfor x in d:\n    x.backward()\n", entry=False).to_distribute
+
+
+@pytest.mark.parametrize(("source", "why"), [
+    ("import torch.distributed as dist\ndist.init_process_group('nccl')\n", "it makes its process group, line 2"),
+    ("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n",
+     "it wraps a model in DistributedDataParallel, line 2"),
+    ("import os\nrank = int(os.environ['LOCAL_RANK'])\n", "it reads the launcher's LOCAL_RANK, line 2"),
+    ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\n",
+     "it reads the launcher's --local_rank, line 3"),
+    ("p.add_argument('--local-rank', type=int, default=0)\n", "it reads the launcher's --local-rank, line 1"),
+    ("from accelerate import Accelerator\naccelerator = Accelerator()\n",
+     "accelerate's Accelerator starts and wraps its processes, line 2"),
+])
+def test_a_distributed_script_is_left_alone_with_a_row_saying_why(source, why):
+    found = plan(source, entry=True)
+    assert found.already == why
+    assert not found.to_distribute and not found.single_card
+    assert [(n.code, n.operation) for n in found.notes] == [("TP200", Operation.NOTE)]
+    assert why in found.notes[0].message
+    result = distribute_source(source, "t.py", Options(entry=True))
+    assert result.source == source and not result.changed
+
+
+SPAWNED = ("import torch.distributed as dist\nimport torch.multiprocessing as mp\n"
+           "def worker(rank, n):\n    dist.init_process_group('nccl', rank=rank, world_size=n)\n"
+           "if __name__ == '__main__':\n    mp.spawn(worker, args=(2,), nprocs=2)\n")
+
+
+def test_a_distributed_script_that_spawns_has_only_its_spawn_changed():
+    found = plan(SPAWNED)
+    assert found.spawns and found.already and found.to_distribute and not found.single_card
+    assert "except its mp.spawn" in found.notes[0].message
+
+
+def test_a_spawn_without_a_process_group_is_left_alone():
+    source = "import torch.multiprocessing as mp\ndef train(rank, model):\n" + TRAINS + "mp.spawn(train, args=(m,), nprocs=4)\n"
+    found = plan(source)
+    assert not found.to_distribute and not found.spawns
+    assert notes(found)[0][0] == 6 and "makes no process group" in notes(found)[0][1]
+
+
+def test_distributing_twice_changes_nothing_more():
+    source = ("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
+              "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nprint('done')\n")
+    once = distribute_source(source).source
+    assert once != source
+    assert distribute_source(once).source == once
+
+
+def test_a_file_that_is_not_python_is_returned_as_it_is():
+    assert distribute_source("def (:\n").source == "def (:\n"
+
+
+def test_in_a_distributed_script_that_spawns_nothing_but_the_spawn_changes():
+    source = SPAWNED.replace("    dist.init_process_group", "    loader = torch.utils.data.DataLoader(ds, batch_size=8, shuffle=True)\n"
+                             "    print(rank)\n    dist.init_process_group")
+    result = distribute_source("import torch\n" + source)
+    assert "DataLoader(ds, batch_size=8, shuffle=True)" in result.source and "    print(rank)\n" in result.source
+    assert "WORLD_SIZE" not in result.source and 'if "LOCAL_RANK" in os.environ:' in result.source

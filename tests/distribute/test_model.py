@@ -1,0 +1,128 @@
+"""model.wrap_model: the model in DistributedDataParallel once it is on its device."""
+
+import pytest
+
+from torchport.distribute.detect import Plan
+from torchport.distribute.model import wrap_model
+
+from _distribute_steps import messages, run
+
+WRAP = "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[LOCAL_RANK], broadcast_buffers=False)\n"
+OPTIMIZER = "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+
+
+def test_the_model_an_optimizer_trains_is_wrapped_after_its_move_and_before_the_optimizer():
+    source = "import torch\nmodel = Net()\nmodel = model.to(device)\n" + OPTIMIZER + "for x in data:\n    model(x)\n"
+    text, rows = run(wrap_model, source)
+    assert text == "import torch\nmodel = Net()\nmodel = model.to(device)\n" + WRAP + OPTIMIZER + "for x in data:\n    model(x)\n"
+    assert rows == [(3, "TP203", "INSERT")]
+
+
+def test_in_a_function_the_wrap_goes_in_that_function_before_the_loop():
+    source = ("import torch\nfrom torch import optim\ndef main():\n    net = Net().cuda()\n"
+              "    opt = optim.Adam(net.parameters())\n    for epoch in range(3):\n        train(net, opt)\n")
+    text, _ = run(wrap_model, source)
+    assert ("    net = Net().cuda()\n    net = torch.nn.parallel.DistributedDataParallel(net, device_ids=[LOCAL_RANK], "
+            "broadcast_buffers=False)\n    opt = optim.Adam") in text
+
+
+def test_a_move_after_the_optimizer_but_before_training_still_comes_first():
+    source = "import torch\nmodel = Net()\n" + OPTIMIZER + "model.cuda()\ntrain(model)\n"
+    text, _ = run(wrap_model, source)
+    assert "model.cuda()\n" + WRAP + "train(model)\n" in text
+
+
+def test_apex_and_sync_batchnorm_come_before_the_wrap():
+    source = ("import torch\nfrom apex import amp\nmodel = Net()\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n"
+              "model = model.cuda()\n" + OPTIMIZER + "model, optimizer = amp.initialize(model, optimizer)\ntrain(model)\n")
+    text, _ = run(wrap_model, source)
+    assert "model, optimizer = amp.initialize(model, optimizer)\n" + WRAP + "train(model)\n" in text
+
+
+@pytest.mark.parametrize(("dp", "kept"), [
+    pytest.param("model = nn.DataParallel(model)\n", "", id="assigned to itself"),
+    pytest.param("model = torch.nn.DataParallel(model, device_ids=[0, 1])\n", "", id="with its devices"),
+    pytest.param("if torch.cuda.device_count() > 1:\n    model = nn.DataParallel(model)\n", "", id="under a device count"),
+    pytest.param("model = nn.DataParallel(model).cuda()\n", "model = model.cuda()\n", id="moved after"),
+])
+def test_data_parallel_goes_and_the_wrap_follows_the_device_move(dp, kept):
+    source = "import torch\nimport torch.nn as nn\nmodel = Net()\n" + dp + "model.to(device)\n" + OPTIMIZER
+    text, rows = run(wrap_model, source)
+    assert "DataParallel(model" not in text.replace("DistributedDataParallel(model", "")
+    assert text == "import torch\nimport torch.nn as nn\nmodel = Net()\n" + kept + "model.to(device)\n" + WRAP + OPTIMIZER
+    assert rows[0][1:] in (("TP203", "DELETE"), ("TP203", "MODIFY"))
+
+
+def test_a_model_found_only_by_its_data_parallel_is_wrapped():
+    source = "import torch\nnet = torch.nn.DataParallel(Net()).cuda()\nfor x in data:\n    net(x)\n"
+    text, _ = run(wrap_model, source)
+    assert text == ("import torch\nnet = Net().cuda()\nnet = torch.nn.parallel.DistributedDataParallel(net, "
+                    "device_ids=[LOCAL_RANK], broadcast_buffers=False)\nfor x in data:\n    net(x)\n")
+
+
+def test_after_the_wrap_the_models_own_state_and_methods_are_read_through_module():
+    source = ("import torch\nmodel = Net().cuda()\n" + OPTIMIZER + "train(model)\ntorch.save(model.state_dict(), p)\n"
+              "model.load_state_dict(sd)\nmodel.eval()\nz = model.encode(x)\nw = model.module.fc\n")
+    text, _ = run(wrap_model, source)
+    tail = text.split("train(model)\n")[1]
+    assert tail == ("torch.save(model.module.state_dict(), p)\nmodel.module.load_state_dict(sd)\nmodel.eval()\n"
+                    "z = model.module.encode(x)\nw = model.module.fc\n")
+
+
+def test_an_isinstance_test_of_data_parallel_also_accepts_ddp():
+    source = ("import torch\nimport torch.nn as nn\nmodel = Net().cuda()\n" + OPTIMIZER
+              + "m = model.module if isinstance(model, nn.DataParallel) else model\n")
+    text, _ = run(wrap_model, source)
+    assert "isinstance(model, (nn.DataParallel, torch.nn.parallel.DistributedDataParallel))" in text
+
+
+def test_the_functional_data_parallel_of_the_model_becomes_a_call_of_the_wrapper():
+    source = ("import torch\nmodel = Net().cuda()\n" + OPTIMIZER + "for x in data:\n"
+              "    y = torch.nn.parallel.data_parallel(model, x, device_ids=[0, 1])\n"
+              "    z = torch.nn.parallel.data_parallel(model, (x, m))\n"
+              "    w = torch.nn.parallel.data_parallel(other, x)\n")
+    text, rows = run(wrap_model, source)
+    assert "    y = model(x)\n    z = model(x, m)\n    w = torch.nn.parallel.data_parallel(other, x)\n" in text
+    assert (7, "TP203", "NOTE") in rows
+
+
+@pytest.mark.parametrize(("layer", "says"), [
+    ("nn.BatchNorm2d(8)", "BatchNorm2d"),
+    ("self.register_buffer('mask', m)", "register_buffer"),
+])
+def test_buffers_stay_broadcast_where_the_file_shows_some_to_share(layer, says):
+    source = (f"import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        x = {layer}\n"
+              "model = Net().cuda()\n" + OPTIMIZER)
+    text, _ = run(wrap_model, source)
+    assert "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[LOCAL_RANK])\n" in text
+    assert any(says in m for m in messages(wrap_model, source))
+
+
+def test_batchnorm_made_sync_needs_no_broadcast():
+    source = ("import torch\nimport torch.nn as nn\nlayer = nn.BatchNorm2d(8)\nmodel = Net()\n"
+              "model = nn.SyncBatchNorm.convert_sync_batchnorm(model).cuda()\n" + OPTIMIZER)
+    assert WRAP in run(wrap_model, source)[0]
+
+
+def test_a_model_never_moved_to_its_device_here_is_reported_not_wrapped():
+    source = "import torch\nmodel = Net()\n" + OPTIMIZER + "train(model)\n"
+    text, rows = run(wrap_model, source)
+    assert text == source and rows == [(3, "TP203", "NOTE")]
+
+
+def test_a_file_without_a_model_gets_one_row():
+    source = "import torch\nx = torch.ones(2).cuda()\n"
+    assert run(wrap_model, source) == (source, [(1, "TP203", "NOTE")])
+
+
+def test_a_file_distributed_already_is_not_wrapped_again():
+    source = "import torch\nmodel = Net().cuda()\n" + OPTIMIZER
+    assert run(wrap_model, source, Plan(entry=True, already="x", spawns=True)) == (source, [])
+
+
+def test_a_data_parallel_of_another_functions_model_is_kept_with_a_row():
+    source = ("import torch\nimport torch.nn as nn\nmodel = Net().cuda()\n" + OPTIMIZER
+              + "def other(device):\n    m = nn.DataParallel(Net()).to(device)\n    return m\n")
+    text, rows = run(wrap_model, source)
+    assert "    m = nn.DataParallel(Net()).to(device)\n" in text and WRAP in text
+    assert (6, "TP203", "NOTE") in rows
