@@ -98,3 +98,23 @@ def test_started_without_a_launcher_the_script_spawns_as_it_did():
                 patch.setenv(name, value)
             exec(compile(text, "<distributed>", "exec"), dict(namespace))
         assert calls == [expected]
+
+
+@pytest.mark.parametrize(("init", "expected"), [
+    ("dist.init_process_group(backend='nccl', init_method=args.dist_url, world_size=n, rank=rank)",
+     "dist.init_process_group(backend='nccl', init_method=\"env://\" if \"LOCAL_RANK\" in os.environ else args.dist_url, "
+     "world_size=n, rank=rank)"),
+    ("dist.init_process_group('nccl', 'tcp://127.0.0.1:23456', world_size=n, rank=rank)",
+     "dist.init_process_group('nccl', \"env://\" if \"LOCAL_RANK\" in os.environ else 'tcp://127.0.0.1:23456', "
+     "world_size=n, rank=rank)"),
+    ("dist.init_process_group('nccl', init_method='env://', world_size=n, rank=rank)", None),
+    ("dist.init_process_group('nccl', world_size=n, rank=rank)", None),
+])
+def test_under_a_launcher_the_spawned_workers_join_its_rendezvous(init, expected):
+    """torchrun's agent serves the group's store (TORCHELASTIC_USE_AGENT_STORE): a tcp:// URL of the
+    script's own would leave every rank waiting for a store nobody serves."""
+    source = (f"import os\nimport torch.distributed as dist\nimport torch.multiprocessing as mp\n"
+              f"def worker(rank, n, args):\n    {init}\nmp.spawn(worker, args=(2, args), nprocs=2)\n")
+    text, rows = run(launch_in_place, source, SPAWNS)
+    assert f"    {expected or init}\n" in text
+    assert ((5, "TP204", "MODIFY") in rows) == (expected is not None)

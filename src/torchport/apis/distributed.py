@@ -27,6 +27,12 @@ DATA_PARALLEL_FUNCTIONS = frozenset({"torch.nn.parallel.data_parallel", "torch.n
 
 CONVERT_SYNC_BATCHNORM = "torch.nn.SyncBatchNorm.convert_sync_batchnorm"
 
+# The calls that start a script's processes from inside it (`mp.spawn`), as exported and defined.
+SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes",
+                    "torch.multiprocessing.spawn.spawn", "torch.multiprocessing.spawn.start_processes"})
+# The call that makes the default process group, as exported and where it is defined.
+MAKES_GROUP = frozenset({f"torch.distributed.{PROCESS_GROUPS[0]}", f"torch.distributed.distributed_c10d.{PROCESS_GROUPS[0]}"})
+
 
 def ddp_device_ids(target) -> Presence:
     """Whether DDP gets `device_ids`/`output_device` on `target`: CPU modules take neither (a

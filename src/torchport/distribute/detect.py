@@ -14,15 +14,11 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchport.apis.distributed import DDP_CLASSES, PROCESS_GROUPS
+from torchport.apis.distributed import DDP_CLASSES, MAKES_GROUP, SPAWNS
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Read, calls, dotted, walk
 from torchport.findings import Operation
 
-SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes",
-                    "torch.multiprocessing.spawn.spawn", "torch.multiprocessing.spawn.start_processes"})
-MAKES_GROUP = frozenset(f"torch.distributed.{name}" for name in PROCESS_GROUPS[:1]) | {
-    "torch.distributed.distributed_c10d.init_process_group"}
 # Libraries that start and wrap the processes themselves: a script built on one is theirs to distribute.
 OWN_LAUNCHERS = {
     "accelerate.Accelerator": "accelerate's Accelerator",

@@ -12,7 +12,7 @@ import libcst as cst
 
 from torchport.distribute import names
 from torchport.distribute.changes import Change
-from torchport.distribute.detect import SPAWNS
+from torchport.apis.distributed import MAKES_GROUP, SPAWNS
 from torchport.distribute.edits import Edits, Read, argument, calls, code, dotted, import_missing, walk
 from torchport.findings import Operation
 
@@ -37,6 +37,8 @@ def launch_in_place(source: str, plan, options) -> tuple[str, list[Change]]:
     for node in walk(found.module):
         if isinstance(node, cst.SimpleStatementLine):
             changes += _rendezvous(found, edits, node)
+        elif isinstance(node, cst.Call) and found.is_api(node.func, MAKES_GROUP):
+            changes += _launchers_init_method(found, edits, node)
     changes += _import_os(found, edits)
     return edits.apply(found.module), changes
 
@@ -127,6 +129,22 @@ def _rendezvous(found: Read, edits: Edits, statement: cst.SimpleStatementLine) -
     return [Change(line, line, "TP204", Operation.MODIFY,
                    f"{key.value.evaluated_value} set only where the launcher has not set it (setdefault)",
                    key.value.evaluated_value)]
+
+
+def _launchers_init_method(found: Read, edits: Edits, call: cst.Call) -> list[Change]:
+    """`init_method=URL` -> `"env://" if <launched> else URL`: under torchrun a `tcp://` URL would
+    make every rank a client of a store nobody serves (torchrun's agent holds the group's store, at
+    MASTER_ADDR:MASTER_PORT, and tells the ranks to join it: TORCHELASTIC_USE_AGENT_STORE)."""
+    method = argument(call, "init_method", 1)
+    if method is None or (isinstance(method.value, cst.SimpleString) and method.value.evaluated_value == "env://"):
+        return []
+    edits.replace(method.value, cst.IfExp(test=cst.parse_expression(LAUNCHED), body=cst.SimpleString('"env://"'),
+                                          orelse=method.value))
+    line = found.line(call)
+    return [Change(line, line, "TP204", Operation.MODIFY,
+                   f"init_method {code(method.value)} -> \"env://\" under a launcher: the ranks it starts join its "
+                   "rendezvous (MASTER_ADDR, MASTER_PORT); started without one, the script's own as before",
+                   "torch.distributed.init_process_group")]
 
 
 def _import_os(found: Read, edits: Edits) -> list[Change]:

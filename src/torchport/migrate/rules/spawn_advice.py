@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.apis.distributed import SPAWNS
 from torchport.findings import Operation
 from torchport.migrate.rules.base.rule import Rule
 
-SPAWNS = {"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes",
-          "torch.multiprocessing.spawn.spawn", "torch.multiprocessing.spawn.start_processes"}
 
 
 class SpawnAdvice(Rule):
