@@ -117,7 +117,7 @@ def test_a_failing_step_leaves_the_script_as_it_is(cli, script, tmp_path, monkey
 
 def test_starts_torchrun_on_itself(cli, script, tmp_path, monkeypatch, no_launcher):
     from torchport.runtime import distributed
-    from torchport.runtime.command import RANKS_LOG_ENV
+    from torchport.runtime.autoload import RANKS_LOG_ENV
 
     calls = []
 

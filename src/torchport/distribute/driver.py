@@ -4,7 +4,7 @@ the lines of the file as read."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, Literal, NamedTuple
 
 import libcst as cst
 
@@ -35,6 +35,14 @@ class Distributed:
     @property
     def changed(self) -> bool:
         return any(f.operation.is_change for f in self.findings)
+
+
+class Distribution(NamedTuple):
+    """What --distributed made of one file (summary.json, and whether a launcher goes beside it)."""
+
+    entry: bool  # a training entry script (detected, or named by --entry)
+    distributed: bool  # the steps changed it
+    left_alone: str = ""  # an entry script not distributed: why
 
 
 # Each step: (source, plan, options) -> (source, changes at the lines of the source it was given).

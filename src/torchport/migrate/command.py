@@ -54,7 +54,7 @@ from torchport.migrate.walk import ALWAYS_EXCLUDED, add_selection_arguments, sel
 from torchport.migrate.workers import FILE_TIMEOUT
 from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
 from torchport.distribute.driver import BATCH_MODES
-from torchport.distribute.migration import Request
+from torchport.migrate.distributed import Request
 
 
 QUIET_EXCLUSIONS = set(ALWAYS_EXCLUDED.values())  # never user code: counted in summary.json, not printed

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from torchport.distribute import launchers
 from torchport.distribute.command_line import MAX_TEXT, is_documentation
-from torchport.distribute.migration import Request
+from torchport.migrate.distributed import Request
 from torchport import targets
 from torchport.findings import Finding, Operation
 from torchport.migrate.source import FileResult

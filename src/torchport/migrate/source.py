@@ -34,7 +34,7 @@ from torchport.syntax import syntax_problem
 from torchport.targets import Target
 
 if TYPE_CHECKING:
-    from torchport.distribute.migration import Distribution
+    from torchport.distribute.driver import Distribution
 
 # A file that never spells what some rule reacts to has nothing to migrate: it is not even parsed.
 MENTIONS_CUDA = Mentions(rule.mentions for rule in RULES)  # (on any target)

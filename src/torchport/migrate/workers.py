@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
 from torchport import targets
-from torchport.distribute.migration import Request, distribute_then_migrate
+from torchport.migrate.distributed import Request, distribute_then_migrate
 from torchport.migrate.source import FileResult, mentions, migrate_source
 from torchport.syntax import syntax_problem
 

@@ -12,6 +12,9 @@ import os
 TARGET_ENV = "TORCHPORT_TARGET"
 LOG_ENV = "TORCHPORT_LOG"
 DEFAULT_LOG = "torchport_run.log"
+# The log of the processes of a torchrun that `run --distributed --nproc-per-node` started, passed
+# in the environment (torchrun's parser would take their --log for an abbreviation of its --log-dir).
+RANKS_LOG_ENV = "TORCHPORT_RUN_LOG"
 
 
 def activate() -> None:

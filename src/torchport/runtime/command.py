@@ -33,14 +33,11 @@ import sys
 
 from torchport import targets
 from torchport.errors import UsageError
+from torchport.runtime.autoload import DEFAULT_LOG, RANKS_LOG_ENV
 from torchport.syntax import BEFORE_37, PYTHON2, syntax_problem
 
 
-DEFAULT_LOG = "torchport_run.log"
 BATCH_MODES = ("global", "per-rank")  # (distribute.driver's: that module needs LibCST, which run does not import)
-# The log of the processes of a torchrun that `run --distributed --nproc-per-node` started
-# (torchrun's parser would take their --log for an abbreviation of its --log-dir).
-RANKS_LOG_ENV = "TORCHPORT_RUN_LOG"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

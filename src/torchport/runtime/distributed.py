@@ -21,7 +21,7 @@ import types
 from torchport.distribute import Options, distribute_source
 from torchport.distribute.lines import back, line_map
 from torchport.errors import UsageError
-from torchport.runtime.command import RANKS_LOG_ENV
+from torchport.runtime.autoload import RANKS_LOG_ENV
 
 
 

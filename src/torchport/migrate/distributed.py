@@ -9,9 +9,9 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, replace
-from typing import Callable, NamedTuple
+from typing import Callable
 
-from torchport.distribute.driver import Options, distribute_source
+from torchport.distribute.driver import Distribution, Options, distribute_source
 from torchport.distribute.lines import back, line_map
 from torchport.findings import Finding, Operation
 from torchport.migrate.source import FileResult
@@ -31,14 +31,6 @@ class Request:
     def options_for(self, name: str) -> Options:
         entry = None if self.entries is None else name in self.entries
         return Options(batch=self.batch, entry=entry)
-
-
-class Distribution(NamedTuple):
-    """What --distributed made of one file (summary.json, and whether a launcher goes beside it)."""
-
-    entry: bool  # a training entry script (detected, or named by --entry)
-    distributed: bool  # the steps changed it
-    left_alone: str = ""  # an entry script not distributed: why
 
 
 def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: Callable[[bytes], FileResult]) -> FileResult:
