@@ -1,6 +1,8 @@
 """setup.insert_setup: the launcher's ranks, set_device and the process group, where the script
 starts; device 0 hard-coded made each process's own device."""
 
+import textwrap
+
 import pytest
 
 from torchport.distribute.detect import Plan
@@ -15,7 +17,7 @@ def test_the_setup_goes_at_the_top_of_the_main_block_and_the_group_is_closed_at_
     source = "import os\nimport torch\n\n\ndef main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n"
     text, rows = run(insert_setup, source)
     assert text == ("import os\nimport torch\n\n\ndef main():\n    pass\n\n\nif __name__ == '__main__':\n"
-                    + INDENTED + "    main()\n    " + DESTROY)
+                    + INDENTED + "    main()\n" + textwrap.indent(DESTROY, "    "))
     assert rows == [(10, "TP201", "INSERT"), (10, "TP201", "INSERT")]
 
 
@@ -30,7 +32,8 @@ def test_module_level_code_before_the_main_block_that_reads_the_names_gets_the_s
               "if __name__ == '__main__':\n    main()\n")
     text, _ = run(insert_setup, source)
     assert text.index("LOCAL_RANK = int(") < text.index("model = torch.nn.parallel")
-    assert "if __name__ == '__main__':\n    main()\n    torch.distributed.destroy_process_group()\n" in text
+    assert ("if __name__ == '__main__':\n    main()\n    torch.distributed.barrier()\n"
+            "    torch.distributed.destroy_process_group()\n") in text
 
 
 @pytest.mark.parametrize(("source", "first"), [

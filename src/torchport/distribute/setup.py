@@ -31,7 +31,9 @@ if {names.WORLD_SIZE} > 1:
 else:  # started without a launcher: a group of one, so the script runs as it did
     {INIT}("{CUDA_DIST_BACKEND}", store=torch.distributed.HashStore(), rank=0, world_size=1)
 """
-DESTROY = "torch.distributed.destroy_process_group()\n"
+# (the barrier: no process tears its group down while another still talks to it, and none ends
+# before rank 0 has written what it saves last)
+DESTROY = "torch.distributed.barrier()\ntorch.distributed.destroy_process_group()\n"
 SETUP_NAMES = frozenset({names.LOCAL_RANK, names.RANK, names.WORLD_SIZE})
 EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
 CUDA = "cuda"
@@ -104,7 +106,7 @@ def _destroy_at_end(found: Read, edits: Edits, guard: cst.If | None) -> list[Cha
     edits.insert_after(last, statements(DESTROY))
     where = "the __main__ block" if guard is not None else "the script"
     return [Change(found.end_line(last), found.end_line(last), "TP201", Operation.INSERT,
-                   f"destroy_process_group() at the end of {where}", "torch.distributed.destroy_process_group")]
+                   f"barrier() and destroy_process_group() at the end of {where}: every process ends once all are done", "torch.distributed.destroy_process_group")]
 
 
 def _exits(statement: cst.BaseStatement) -> bool:
