@@ -15,6 +15,7 @@ from torchport.distribute.driver import Distribution, Options, distribute_source
 from torchport.distribute.lines import back, line_map
 from torchport.findings import Finding, Operation
 from torchport.migrate.source import FileResult
+from torchport.syntax import BEFORE_37, syntax_problem
 
 NOTE_CODE = "TP200"
 # A file that trains imports torch: one that never says it is not read by the steps at all.
@@ -48,7 +49,13 @@ def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: C
         return _with_rows(plain, [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why)], Distribution(True, False, why))
     plan = done.plan
     if plan is None:  # (not valid Python to LibCST: migrated, or reported, as before)
-        return migrate(data)
+        problem = syntax_problem(data, path)
+        if problem is None or problem.era != BEFORE_37:
+            return migrate(data)
+        why = (f"not distributed: {problem}; migrate it without --distributed first (async= becomes "
+               "non_blocking=), then migrate --distributed what that writes")
+        return _with_rows(migrate(data), [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why)],
+                          Distribution(False, False, why))
     notes = done.findings
     if not done.changed:
         why = "" if not plan.entry else plan.already or "nothing to change"
