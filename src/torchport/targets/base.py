@@ -143,6 +143,9 @@ class Target:
     unguarded: frozenset[str] = frozenset()  # device-module names that are safe without the guard
     surface_version: str = ""
     amp_surface: frozenset[str] = frozenset()  # names of the target's own `<device_module>.amp`, if any
+    # Whether apex code is kept as written (the target has an apex build of its own: Ascend's);
+    # else it is converted to native torch (`migrate --apex native` converts it anywhere).
+    keeps_apex: bool = False
     rank: int = 99  # where the target is listed; `auto` tries device targets in this order
     auto: bool = False  # whether `--target auto` may pick it (the CPU is auto's last resort)
     overrides: dict[str, Verdict] = field(default_factory=dict)

@@ -17,6 +17,7 @@ TARGET = Target(
     surface=names(NPU_SURFACE, "torch.npu"),
     # torch_npu's GradScaler also reads the overflow flag of chips that compute no inf/nan.
     amp_surface=names(NPU_SURFACE, "torch.npu.amp"),
+    keeps_apex=True,  # Ascend ships its own apex build (amp with combine_grad, the NpuFused optimizers)
     surface_version=f"torch-npu {version(NPU_SURFACE)}",
     device_type="npu",
     tensor_method="npu",
