@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
 from torchport import targets
-from torchport.migrate.apex import KEEP, convert_then_migrate, default_mode
+from torchport.migrate.apex import KEEP, MODES as APEX_MODES, convert_then_migrate, default_mode
 from torchport.migrate.distributed import Request, distribute_then_migrate
 from torchport.migrate.source import FileResult, mentions, migrate_source
 from torchport.syntax import syntax_problem
@@ -56,6 +56,10 @@ class Choices:
     apply_affinity: bool = False  # --apply-affinity
     distribute: Request | None = None  # --distributed: made to run as one of N processes, where a file is an entry script
     apex: str | None = None  # --apex: "native" or "keep" (None: the target's default)
+
+    def __post_init__(self) -> None:
+        if self.apex is not None and self.apex not in APEX_MODES:
+            raise ValueError(f"--apex {self.apex}: choose one of {', '.join(APEX_MODES)}")
 
     @property
     def apex_mode(self) -> str:
