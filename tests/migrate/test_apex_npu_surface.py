@@ -45,7 +45,7 @@ def train(loader, epochs=1):
 CONVERTS = driver.convert_source(SCRIPT, "train.py").changed
 needs_the_conversion = pytest.mark.skipif(
     not CONVERTS, reason="needs the apex conversion (apex_to_torch, helper native): the skeleton returns the source as it is")
-OPTIM = re.compile(r"\btorchport\.optim\.(\w+)")
+OPTIM = re.compile(r"\btorchport\.optim\.(\w+)|^from torchport\.optim import (\w+(?:, \w+)*)$", re.MULTILINE)
 
 
 def _migrated(apex: str | None) -> str:
@@ -72,6 +72,15 @@ def test_npu_with_apex_native_leaves_no_apex_and_uses_only_names_torch_npu_has()
 
     text = _migrated("native")
     assert apex_import_line(text.encode()) is None
-    assert not re.search(r"(?<!compat\.)\bapex\b", text.replace("torchport.compat.apex", "")), text
+    assert not re.search(r"\bapex\b", text.replace("torchport.compat.apex", "")), text
     assert _missing(text) == []
-    assert all(hasattr(torchport.optim, name) for name in OPTIM.findall(text))
+    used = {name for dotted, imported in OPTIM.findall(text) for name in [dotted, *imported.split(", ")] if name}
+    assert used and all(hasattr(torchport.optim, name) for name in used), used
+
+
+@needs_the_conversion
+@pytest.mark.parametrize("target", ["npu", "cpu"])
+def test_migrating_the_native_output_again_changes_nothing(target):
+    once = migrate_one(Job("train.py", SCRIPT.encode()), Choices(target, apex="native"))
+    again = migrate_one(Job("train.py", once.source), Choices(target, apex="native"))
+    assert once.apex in ("native", "compat") and again.source == once.source and not again.changed
