@@ -115,6 +115,7 @@ def test_a_step_with_overflowing_gradients_is_skipped_and_the_scale_halved():
     optimizer.step()
     assert not all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
     assert amp.state_dict()["loss_scaler0"] == {"loss_scale": 2.0**15, "unskipped": 1}
+    assert amp._amp_state.loss_scalers[0].loss_scale() == 2.0**15  # (as scripts read it)
 
 
 def test_scale_loss_unscales_on_exit_so_clipping_sees_true_gradients():

@@ -24,11 +24,18 @@ def session(tmp_path):
 def test_import_apex_gets_the_stand_in_when_apex_is_absent(session):
     import apex
     import apex.amp
+    from apex.amp import _amp_state
+    from apex.normalization.fused_layer_norm import FusedLayerNorm
     from apex.optimizers import FusedAdam
+    from apex.optimizers.fused_lamb import FusedLAMB
 
     import torchport.compat.apex as stand_in
 
-    assert apex is stand_in and apex.amp is stand_in.amp and FusedAdam is stand_in.optimizers.FusedAdam
+    assert apex is stand_in and apex.amp is stand_in.amp and _amp_state is stand_in.amp._amp_state
+    assert FusedAdam is stand_in.optimizers.FusedAdam and FusedLAMB is stand_in.optimizers.FusedLAMB
+    assert FusedLayerNorm is stand_in.normalization.FusedLayerNorm
+    with pytest.raises(ImportError):
+        import apex.contrib  # noqa: F401  (beyond the stand-in: as without apex)
     runtime.undo()
     assert "apex" not in sys.modules and "apex.amp" not in sys.modules
     with pytest.raises(ImportError):

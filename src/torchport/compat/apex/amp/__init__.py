@@ -54,6 +54,25 @@ class _Stash:
 
 
 _state: _State | None = None
+__version__ = "0.1"  # (apex.amp's own; scripts import it to tell the new API from the old)
+
+
+class _AmpState:
+    """`apex.amp._amp_state`, which scripts read for the current loss scale
+    (`_amp_state.loss_scalers[0].loss_scale()`) and the options in force."""
+
+    @property
+    def loss_scalers(self) -> list:
+        return _state.scales if _state is not None else []
+
+    @property
+    def opt_properties(self):
+        return types.SimpleNamespace(enabled=_state.enabled, opt_level=_state.opt_level) if _state else None
+
+    verbosity = 1
+
+
+_amp_state = _AmpState()
 
 
 def initialize(models, optimizers=None, enabled=True, opt_level=facts.DEFAULT_OPT_LEVEL, cast_model_type=None,

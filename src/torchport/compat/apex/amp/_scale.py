@@ -45,6 +45,8 @@ class LossScale:
     def loss_scale(self) -> float:
         return self.scaler.get_scale() if self.enabled else 1.0
 
+    _loss_scale = property(loss_scale)  # (apex's attribute, which scripts read)
+
     # -- scale_loss ------------------------------------------------------------------------
     def begin(self, optimizers) -> None:
         """A backward pass through `optimizers` starts: their gradients must carry this scale."""

@@ -77,10 +77,17 @@ def network_to_half(network):
     return network
 
 
+def to_python_float(t):
+    """A one-element tensor's value as a Python number (apex's helper, used in its examples)."""
+    return t.item() if hasattr(t, "item") else t[0]
+
+
 def __getattr__(name: str):
+    """Any other name of apex.fp16_utils: an ImportError (a `from ... import` of it in a
+    try/except ImportError takes the script's other branch) carrying the native recipe."""
     if name.startswith("__"):
         raise AttributeError(name)
-    raise NotImplementedError(f"{facts.FP16_UTILS}.{name}: {facts.FP16_UTILS_RECIPE}")
+    raise ImportError(f"{facts.FP16_UTILS}.{name}: {facts.FP16_UTILS_RECIPE}", name=name)
 
 
-__all__ = ["FP16_Optimizer", "network_to_half"]
+__all__ = ["FP16_Optimizer", "network_to_half", "to_python_float"]

@@ -1,6 +1,6 @@
 """apex.optimizers on torchport.optim (and torch.optim): each class takes apex's arguments and
 makes the native twin apis/apex.py names (its `OPTIMIZERS` Replacements), so the object is a
-plain torch optimizer. FusedNovoGrad has no twin and is written here (`novograd.py`, apex's math);
+plain torch optimizer. FusedNovoGrad has no twin and is written here (fused_novograd.py, apex's math);
 FusedMixedPrecisionLamb is FusedLAMB's math on the float32 weights torch.amp keeps."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import inspect
 
 from torchport.apis import apex as facts
 from torchport.compat.apex import _log, _replace
-from torchport.compat.apex.optimizers.novograd import FusedNovoGrad
+from torchport.compat.apex.optimizers.fused_novograd import FusedNovoGrad
 
 PREFIX = "apex.optimizers"
 
