@@ -230,3 +230,40 @@ def test_registrations_and_their_decorators_change_nothing():
     assert amp.register_half_function(torch, "matmul") is None
     with amp.disable_casts():
         assert not torch.is_autocast_enabled("cpu")
+
+
+@pytest.mark.parametrize("loss_ids", [(0, 0), (0, 1)], ids=["one loss scale", "a loss scale each"])
+def test_two_backward_passes_through_one_optimizer_add_their_true_gradients(loss_ids):
+    def run(apex: bool):
+        model = make_model()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        if apex:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O0", loss_scale="dynamic", num_losses=2)
+        for x, y in batches(3):
+            optimizer.zero_grad()
+            losses = [torch.nn.functional.cross_entropy(model(x), y), model(x).pow(2).mean()]
+            if apex:
+                for loss, loss_id in zip(losses, loss_ids):
+                    with amp.scale_loss(loss, optimizer, loss_id=loss_id) as scaled:
+                        scaled.backward()
+            else:
+                sum(losses).backward()
+            optimizer.step()
+        return [p.detach() for p in model.parameters()]
+
+    assert all(torch.allclose(a, b, rtol=1e-5, atol=1e-7) for a, b in zip(run(True), run(False)))
+
+
+def test_each_loss_id_has_its_own_scale():
+    generator, critic = make_model(), make_model(1)
+    g_opt, c_opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (generator, critic))
+    [generator, critic], [g_opt, c_opt] = amp.initialize([generator, critic], [g_opt, c_opt], opt_level="O1",
+                                                         num_losses=2, verbosity=0)
+    x = torch.randn(4, 8)
+    with amp.scale_loss(critic(x).sum() * float("inf"), c_opt, loss_id=1) as scaled:
+        scaled.backward()
+    c_opt.step()
+    with amp.scale_loss(generator(x).sum(), g_opt, loss_id=0) as scaled:
+        scaled.backward()
+    g_opt.step()
+    assert [entry["loss_scale"] for entry in amp.state_dict().values()] == [2.0**16, 2.0**15]

@@ -60,3 +60,14 @@ def test_the_norms_are_torchs_with_apexs_eps():
     with pytest.raises(RuntimeError, match="elementwise_affine = False"):
         normalization.MixedFusedLayerNorm(5, elementwise_affine=False)
     assert normalization.MixedFusedRMSNorm(5).weight.shape == (5,)
+
+
+def test_larc_scales_each_gradient_by_its_trust_ratio_and_steps_without_weight_decay():
+    weight = torch.nn.Parameter(torch.tensor([3.0, 4.0]))
+    inner = torch.optim.SGD([weight], lr=0.1, weight_decay=0.01)
+    larc = parallel.LARC(inner, trust_coefficient=0.02)
+    weight.grad = torch.tensor([0.6, 0.8])
+    larc.step()
+    local_lr = min(0.02 * 5.0 / (1.0 + 5.0 * 0.01 + 1e-8) / 0.1, 1.0)
+    expected = torch.tensor([3.0, 4.0]) - 0.1 * local_lr * (torch.tensor([0.6, 0.8]) + 0.01 * torch.tensor([3.0, 4.0]))
+    assert torch.allclose(weight.detach(), expected) and inner.param_groups[0]["weight_decay"] == 0.01
