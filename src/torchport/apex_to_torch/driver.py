@@ -5,8 +5,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Callable, Literal
 
+import libcst as cst
+
+from torchport.apex_to_torch import autocast, casts, imports, initialize, plan, references, replacements, scale_loss, state
+from torchport.apex_to_torch.changes import Unconvertible
+from torchport.apex_to_torch.fallback import to_compat
+from torchport.distribute.changes import Change
+from torchport.distribute.edits import Read
+from torchport.distribute.lines import back, line_map
 from torchport.findings import Finding
 
 # A file that never says apex is not read at all.
@@ -26,6 +34,69 @@ class Converted:
         return any(f.operation.is_change for f in self.findings)
 
 
+# Each step: (source, plan) -> (source, changes at the lines of the source it was given). Each reads
+# what the ones before it left: the steps and the autocast regions before scale_loss is rewritten
+# (they look for it), initialize last of amp (the others read its models), the imports at the end.
+Step = Callable[[str, "plan.Plan"], "tuple[str, list[Change]]"]
+STEPS: tuple[Step, ...] = (
+    casts.rewrite_casts,  # disable_casts -> autocast off; registrations dropped
+    state.rewrite_master_params,  # master_params -> the optimizer's parameters (unscaled first)
+    scale_loss.rewrite_steps,  # optimizer.step() -> scaler.step(optimizer); scaler.update()
+    autocast.wrap_forward,  # the forward pass under autocast
+    scale_loss.rewrite_scale_loss,  # with amp.scale_loss(...) -> scaler.scale(loss)
+    state.rewrite_state,  # amp.state_dict / load_state_dict -> the scaler's
+    initialize.rewrite,  # amp.initialize -> the scaler
+    replacements.rewrite_replacements,  # optimizers, parallel, normalization -> native twins
+    imports.rewrite_imports,  # apex imports gone; the ones the native code reads added
+)
+
+
 def convert_source(source: str, path: str = "<string>") -> Converted:
     """`source` with its apex uses made native torch (in CUDA's dialect)."""
-    return Converted(source)  # (skeleton: the conversion lands here)
+    if not MENTIONS_APEX.search(source.encode("utf-8", "surrogatepass")):
+        return Converted(source)
+    try:
+        found = Read(source)
+    except (cst.ParserSyntaxError, RecursionError):
+        return Converted(source)
+    try:
+        if not imports.apex_imports(found):
+            return Converted(source)
+        return _native(source, path, found)
+    except Unconvertible as why:
+        text, changes = to_compat(source, why)
+        return Converted(text, [_finding(path, c, None) for c in changes], "compat")
+
+
+def _native(source: str, path: str, found: Read) -> Converted:
+    used = references.uses(found)
+    references.check(found, used)
+    decided = plan.make(found, used)
+    _check_sites(found, decided)
+    if decided.scaler:
+        decided.needs.add("torch")
+    text, findings = source, []
+    for step in STEPS:
+        new, changes = step(text, decided)
+        lines = line_map(source, text)
+        findings += [_finding(path, c, lines) for c in changes]
+        text = new
+    left = Read(text)
+    if imports.apex_imports(left) or references.uses(left):
+        raise Unconvertible(0, "apex names were left after the rewrite")
+    findings.sort(key=lambda f: (f.start_line, f.code))
+    return Converted(text, findings, "native")
+
+
+def _check_sites(found: Read, decided: plan.Plan) -> None:
+    """Every site rewritable before the first edit (the steps would stop half-way otherwise)."""
+    for site in scale_loss.sites(found):
+        scale_loss.check_branches(found, site, decided.condition)
+        scale_loss.step_statements(found, site)
+    if decided.autocast:
+        autocast.regions(found, decided.models)
+
+
+def _finding(path: str, change: Change, lines: list[int] | None) -> Finding:
+    start, end = (change.start_line, change.end_line) if lines is None else (back(lines, change.start_line), back(lines, change.end_line))
+    return Finding(path, start, max(start, end), change.code, change.operation, change.message, change.api)
