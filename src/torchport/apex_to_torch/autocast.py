@@ -30,7 +30,7 @@ class Region(NamedTuple):
 
 def regions(found: Read, models: tuple[str, ...]) -> list[Region]:
     """Each forward pass to run under autocast, once (two losses of one forward share it)."""
-    result: dict[tuple[int, int], Region] = {}
+    found_regions: list[Region] = []
     for site in scale_loss.sites(found):
         own, callers = scale_loss.contexts(found, site)
         found_own = region(found, own.anchor, own.loss, models)
@@ -39,10 +39,25 @@ def regions(found: Read, models: tuple[str, ...]) -> list[Region]:
             raise Unconvertible(found.line(site.call), f"the statement computing {code(site.loss)} is not found "
                                                        "before amp.scale_loss: the forward pass to run under autocast "
                                                        "is not known")
-        for r in chosen:
-            result.setdefault((id(r.start), id(r.end)), r)
-    _check_apart(found, list(result.values()))
-    return list(result.values())
+        found_regions += chosen
+    return _merged(found_regions)
+
+
+def _merged(found_regions: list[Region]) -> list[Region]:
+    """Regions of one block that overlap made one (two losses of one forward pass)."""
+    result: list[Region] = []
+    for r in found_regions:
+        body = list(r.block.body)
+        for i, other in enumerate(result):
+            if other.block is r.block and not (body.index(other.end) < body.index(r.start)
+                                               or body.index(r.end) < body.index(other.start)):
+                start = min(r.start, other.start, key=body.index)
+                end = max(r.end, other.end, key=body.index)
+                result[i] = Region(r.block, start, end)
+                break
+        else:
+            result.append(r)
+    return result
 
 
 def region(found: Read, anchor: cst.BaseStatement, loss: cst.BaseExpression, models: tuple[str, ...]) -> Region | None:
@@ -54,21 +69,10 @@ def region(found: Read, anchor: cst.BaseStatement, loss: cst.BaseExpression, mod
         if not assigning:
             continue
         last = assigning[-1]
-        floor = max((j + 1 for j in range(index) if _trains(body[j])), default=0)
-        if last < floor:
-            return None  # (the loss was computed before the last backward or step: not this iteration's)
+        floor = max((j + 1 for j in range(last) if _trains(body[j])), default=0)
         start = next((j for j in range(floor, last + 1) if _calls_model(body[j], models)), last)
         return Region(block, body[start], body[last])
     return None
-
-
-def _check_apart(found: Read, found_regions: list[Region]) -> None:
-    for a in found_regions:
-        for b in found_regions:
-            if a is not b and a.block is b.block:
-                body = list(a.block.body)
-                if not (body.index(a.end) < body.index(b.start) or body.index(b.end) < body.index(a.start)):
-                    raise Unconvertible(found.line(b.start), "two forward passes to put under autocast overlap")
 
 
 def _assigns(statement: cst.CSTNode, names: set[str]) -> bool:
@@ -126,6 +130,5 @@ def wrap_forward(text: str, plan) -> tuple[str, list[Change]]:
             edits.remove(statement)
         start, end = found.line(r.start), found.end_line(r.end)
         changes.append(Change(start, end, CODE, Operation.INSERT,
-                              f"the forward pass (lines {start}-{end}) under {context}: what amp's opt level did to "
-                              "it", apex.INITIALIZE))
+                              f"the forward pass under {context}: what amp's opt level did to it", apex.INITIALIZE))
     return edits.apply(found.module), changes

@@ -11,8 +11,8 @@ import libcst as cst
 from torchport.apis import apex
 from torchport.apex_to_torch.changes import Unconvertible
 from torchport.distribute.changes import Change
-from torchport.distribute.edits import (Edits, Read, code, dotted, first_code, is_future_import, is_import_line,
-                                        statements, walk)
+from torchport.distribute.edits import (Edits, Read, code, dotted, first_code, is_docstring, is_future_import,
+                                        is_import_line, statements, walk)
 from torchport.findings import Operation
 
 APEX = apex.APEX
@@ -183,26 +183,42 @@ def _unwrap(found: Read, edits: Edits, holder, gone: set) -> list[Change]:
         kept[0] = kept[0].with_changes(leading_lines=[*holder.leading_lines, *kept[0].leading_lines])
         edits.insert_before(holder, kept)
     edits.remove(holder)
-    flags = ", ".join(code(s).strip() for s in kept) or "nothing"
+    if not kept:
+        return [Change(line, line, "TP301", Operation.DELETE, "the try around the apex import removed: nothing is "
+                                                              "left in it", APEX)]
+    flags = "; ".join(code(s).strip() for s in kept)
     return [Change(line, line, "TP301", Operation.MODIFY,
-                   f"the try around the apex import unwrapped ({flags} kept): the script takes its apex path, "
-                   "now native", APEX)]
+                   f"the try around the apex import unwrapped ({flags}): the script takes its apex path, now native",
+                   APEX)]
 
 
 def _needed(found: Read, edits: Edits, plan) -> list[Change]:
     wanted = [m for m in ("torch", "torchport.optim") if m in plan.needs and not _imports_module(found, m)]
     if not wanted:
         return []
-    first = next((s for s in found.module.body if is_import_line(s) and not is_future_import(s)), None) \
-        or first_code(found.module)
     new = statements("".join(f"import {m}\n" for m in wanted))
-    if first is None:
+    last = _last_import(found.module)
+    if last is not None:
+        edits.insert_after(last, new)
+        line = found.line(last)
+    elif first_code(found.module) is not None:
+        edits.insert_before(first_code(found.module), new)
+        line = found.line(first_code(found.module))
+    else:
         edits.append(found.module, new)
         line = 1
-    else:
-        edits.insert_before(first, new)
-        line = found.line(first)
     return [Change(line, line, "TP301", Operation.INSERT, f"import {m}: the native code reads it", m) for m in wanted]
+
+
+def _last_import(module: cst.Module) -> cst.BaseStatement | None:
+    """The last import line of the module's opening imports (before its first other statement)."""
+    last = None
+    for statement in module.body:
+        if is_import_line(statement):
+            last = statement
+        elif last is not None or not (is_future_import(statement) or is_docstring(statement)):
+            break
+    return last
 
 
 def _imports_module(found: Read, module: str) -> bool:

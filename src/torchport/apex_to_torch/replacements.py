@@ -16,6 +16,7 @@ from torchport.distribute.edits import Edits, Read, code
 from torchport.findings import Operation
 
 TORCHPORT_OPTIM = "torchport.optim"
+NO_SPACES = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 CODES = {**{name: "TP304" for name in apex.OPTIMIZERS}, **{name: "TP305" for name in apex.PARALLEL},
          **{name: "TP306" for name in apex.NORMALIZATION}}
 
@@ -75,7 +76,8 @@ def _arguments(found: Read, use: Use, replacement: apex.Replacement, line: int, 
         if parameter in replacement.keeps:
             kept.append(arg)
         elif parameter in replacement.renames:
-            kept.append(arg.with_changes(keyword=cst.Name(replacement.renames[parameter])))
+            kept.append(arg.with_changes(keyword=cst.Name(replacement.renames[parameter]),
+                                         equal=arg.equal if arg.keyword is not None else NO_SPACES))
         elif parameter in replacement.differs:
             matches, why = replacement.differs[parameter]
             if not arguments.same_value(arg.value, matches):
@@ -88,7 +90,7 @@ def _arguments(found: Read, use: Use, replacement: apex.Replacement, line: int, 
             raise Unconvertible(line, f"{short}({parameter}=...): not a parameter the conversion knows")
     for parameter, value in replacement.defaults.items():
         if parameter not in given:
-            kept.append(cst.Arg(cst.parse_expression(value), keyword=cst.Name(parameter)))
+            kept.append(cst.Arg(cst.parse_expression(value), keyword=cst.Name(parameter), equal=NO_SPACES))
             rows.append(Change(line, line, code_, Operation.INSERT,
                                f"{parameter}={value} passed: apex's default, not {native}'s", use.api))
     return native, _commas(kept, call.args[-1] if call.args else None), rows

@@ -102,9 +102,8 @@ def contexts(found: Read, site: Site) -> tuple[Context, list[Context]]:
     method = isinstance(found.parent(found.parent(function)), cst.ClassDef)
     callers = []
     for call in calls(found.module):
-        name = call.func.attr.value if isinstance(call.func, cst.Attribute) and method else \
-            call.func.value if isinstance(call.func, cst.Name) and not method else None
-        if name != function.name.value:
+        if code(call.func) != (f"{parameters[0]}.{function.name.value}" if method and parameters
+                               else function.name.value):  # (a method is followed through self.name(...) only)
             continue
         given = _arguments_by_parameter(found, call, parameters[1:] if method else parameters)
         try:
