@@ -167,4 +167,15 @@ COMPAT = [
             scaled_loss.backward()
         optimizer.step(closure)
         """, "a step the GradScaler cannot take as it is (line 7)", id="a step with a closure"),
+    case("""
+        import apex.amp
+        from apex.parallel import DistributedDataParallel
+
+        model = DistributedDataParallel(model, gradient_predivide_factor=4.0)
+        """, """
+        import torchport.compat.apex as apex
+        from torchport.compat.apex.parallel import DistributedDataParallel
+
+        model = DistributedDataParallel(model, gradient_predivide_factor=4.0)
+        """, "torch's DDP divides by the world size only (line 4)", id="import apex.amp, apex DDP pre-dividing gradients"),
 ]

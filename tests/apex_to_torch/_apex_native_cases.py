@@ -412,4 +412,66 @@ NATIVE = [
 
         model = torch.nn.parallel.DistributedDataParallel(Block(8).cuda())
         """, id="from apex.parallel / apex.normalization, with an alias"),
+    case("""
+        import torch
+        OPT_LEVEL = "O2"
+
+        def train(args, model, optimizer):
+            scaler = StandardScaler()
+            if args.fp16:
+                try:
+                    from apex import amp
+                except ImportError:
+                    raise ImportError("Please install apex from https://www.github.com/nvidia/apex to use fp16 training.")
+                model, optimizer = amp.initialize(model, optimizer, opt_level=OPT_LEVEL)
+            for batch in loader:
+                loss = model(**batch)[0]
+                if args.fp16:
+                    with amp.scale_loss(loss, optimizer) as scaled_loss:
+                        scaled_loss.backward()
+                else:
+                    loss.backward()
+                optimizer.step()
+        """, """
+        import torch
+        OPT_LEVEL = "O2"
+
+        def train(args, model, optimizer):
+            scaler = StandardScaler()
+            grad_scaler = torch.amp.GradScaler("cuda", enabled=args.fp16)
+            for batch in loader:
+                with torch.amp.autocast("cuda", dtype=torch.float16, enabled=args.fp16):
+                    loss = model(**batch)[0]
+                if args.fp16:
+                    grad_scaler.scale(loss).backward()
+                else:
+                    loss.backward()
+                grad_scaler.step(optimizer)
+                grad_scaler.update()
+        """, id="transformers' style: apex imported under if args.fp16, an opt level from a module constant, the name scaler taken"),
+    case("""
+        import torch
+        import apex
+        from apex import amp, optimizers
+
+        optimizer = optimizers.FusedAdam(model.parameters(), lr=1e-3, weight_decay=0.01)
+        model, optimizer = apex.amp.initialize(model, optimizer)
+        for x in loader:
+            loss = model(x).sum()
+            with apex.amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        """, """
+        import torch
+        import torchport.optim
+
+        optimizer = torchport.optim.FusedAdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+        scaler = torch.amp.GradScaler("cuda")
+        for x in loader:
+            with torch.amp.autocast("cuda", dtype=torch.float16):
+                loss = model(x).sum()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        """, id="apex.amp by its qualified name, apex's default opt level O1"),
 ]

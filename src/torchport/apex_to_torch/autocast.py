@@ -14,6 +14,7 @@ from torchport.apis import apex
 from torchport.apex_to_torch import initialize, scale_loss
 from torchport.apex_to_torch.changes import Unconvertible
 from torchport.apex_to_torch.references import uses
+from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Edits, Read, calls, code, walk
 from torchport.findings import Operation
@@ -114,7 +115,7 @@ def enabled(found: Read, block: cst.CSTNode, plan, home: cst.CSTNode | None) -> 
 def wrap_forward(text: str, plan) -> tuple[str, list[Change]]:
     if not plan.autocast:
         return text, []
-    found = Read(text)
+    found = read(text)
     init = initialize.find(found, uses(found))
     home = found.scope_of(init.call) if init is not None else None
     edits, changes = Edits(), []

@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchport.apis import apex
 from torchport.apex_to_torch.references import uses
+from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Edits, Read, code
 from torchport.findings import Operation
@@ -17,7 +18,7 @@ CASTS_OFF = 'torch.amp.autocast("cuda", enabled=False)'
 
 
 def rewrite_casts(text: str, plan) -> tuple[str, list[Change]]:
-    found = Read(text)
+    found = read(text)
     edits, changes = Edits(), []
     for use in uses(found):
         line = found.line(use.node)

@@ -9,9 +9,11 @@ from typing import Callable, Literal
 
 import libcst as cst
 
+from torchport.apis import apex
 from torchport.apex_to_torch import autocast, casts, imports, initialize, plan, references, replacements, scale_loss, state
 from torchport.apex_to_torch.changes import Unconvertible
 from torchport.apex_to_torch.fallback import to_compat
+from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Read
 from torchport.distribute.lines import back, line_map
@@ -38,16 +40,18 @@ class Converted:
 # what the ones before it left: the steps and the autocast regions before scale_loss is rewritten
 # (they look for it), initialize last of amp (the others read its models), the imports at the end.
 Step = Callable[[str, "plan.Plan"], "tuple[str, list[Change]]"]
-STEPS: tuple[Step, ...] = (
-    casts.rewrite_casts,  # disable_casts -> autocast off; registrations dropped
-    state.rewrite_master_params,  # master_params -> the optimizer's parameters (unscaled first)
-    scale_loss.rewrite_steps,  # optimizer.step() -> scaler.step(optimizer); scaler.update()
-    autocast.wrap_forward,  # the forward pass under autocast
-    scale_loss.rewrite_scale_loss,  # with amp.scale_loss(...) -> scaler.scale(loss)
-    state.rewrite_state,  # amp.state_dict / load_state_dict -> the scaler's
-    initialize.rewrite,  # amp.initialize -> the scaler
-    replacements.rewrite_replacements,  # optimizers, parallel, normalization -> native twins
-    imports.rewrite_imports,  # apex imports gone; the ones the native code reads added
+AMP_CONTEXTS = frozenset({apex.DISABLE_CASTS, *apex.REGISTRATIONS})
+# (step, the apex APIs it rewrites: a file that uses none of them skips it; None: every file)
+STEPS: tuple[tuple[Step, frozenset[str] | None], ...] = (
+    (casts.rewrite_casts, AMP_CONTEXTS),  # disable_casts -> autocast off; registrations dropped
+    (state.rewrite_master_params, frozenset({apex.MASTER_PARAMS})),  # -> the optimizer's parameters, unscaled first
+    (scale_loss.rewrite_steps, frozenset({apex.SCALE_LOSS})),  # optimizer.step() -> scaler.step(optimizer); update()
+    (autocast.wrap_forward, frozenset({apex.SCALE_LOSS})),  # the forward pass under autocast
+    (scale_loss.rewrite_scale_loss, frozenset({apex.SCALE_LOSS})),  # with amp.scale_loss(...) -> scaler.scale(loss)
+    (state.rewrite_state, frozenset({apex.STATE_DICT, apex.LOAD_STATE_DICT})),  # amp state -> the scaler's
+    (initialize.rewrite, frozenset({apex.INITIALIZE})),  # amp.initialize -> the scaler
+    (replacements.rewrite_replacements, frozenset(references.REPLACEMENTS)),  # optimizers, parallel, normalization
+    (imports.rewrite_imports, None),  # apex imports gone; the ones the native code reads added
 )
 
 
@@ -56,7 +60,7 @@ def convert_source(source: str, path: str = "<string>") -> Converted:
     if not MENTIONS_APEX.search(source.encode("utf-8", "surrogatepass")):
         return Converted(source)
     try:
-        found = Read(source)
+        found = read(source)
     except (cst.ParserSyntaxError, RecursionError):
         return Converted(source)
     try:
@@ -64,8 +68,14 @@ def convert_source(source: str, path: str = "<string>") -> Converted:
             return Converted(source)
         return _native(source, path, found)
     except Unconvertible as why:
-        text, changes = to_compat(source, why)
-        return Converted(text, [_finding(path, c, None) for c in changes], "compat")
+        return _compat(source, path, why)
+    except (Exception, RecursionError) as error:  # noqa: BLE001 (a step's bug costs the file its native form only)
+        return _compat(source, path, Unconvertible(0, f"internal error ({type(error).__name__}: {error})"))
+
+
+def _compat(source: str, path: str, why: Unconvertible) -> Converted:
+    text, changes = to_compat(source, why)
+    return Converted(text, [_finding(path, c, None) for c in changes], "compat")
 
 
 def _native(source: str, path: str, found: Read) -> Converted:
@@ -76,12 +86,15 @@ def _native(source: str, path: str, found: Read) -> Converted:
     if decided.scaler:
         decided.needs.add("torch")
     text, findings = source, []
-    for step in STEPS:
+    apis = {u.api for u in used}
+    for step, wanted in STEPS:
+        if wanted is not None and not apis & wanted:
+            continue
         new, changes = step(text, decided)
         lines = line_map(source, text)
         findings += [_finding(path, c, lines) for c in changes]
         text = new
-    left = Read(text)
+    left = read(text)
     if imports.apex_imports(left) or references.uses(left):
         raise Unconvertible(0, "apex names were left after the rewrite")
     findings.sort(key=lambda f: (f.start_line, f.code))

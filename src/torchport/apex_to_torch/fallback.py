@@ -10,6 +10,7 @@ import libcst as cst
 from torchport.apis import apex
 from torchport.apex_to_torch.changes import Unconvertible
 from torchport.apex_to_torch.imports import apex_imports, is_apex_alias, module_of
+from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Edits, Read, dotted
 from torchport.findings import Operation
@@ -24,7 +25,7 @@ def compat_module(module: str) -> str:
 
 
 def to_compat(text: str, why: Unconvertible) -> tuple[str, list[Change]]:
-    found = Read(text)
+    found = read(text)
     edits, changes = Edits(), []
     reason = f"{why.why} (line {why.line})" if why.line else why.why
     for item in apex_imports(found, stars=True):

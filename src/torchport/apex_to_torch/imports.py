@@ -10,6 +10,7 @@ import libcst as cst
 
 from torchport.apis import apex
 from torchport.apex_to_torch.changes import Unconvertible
+from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import (Edits, Read, code, dotted, first_code, is_docstring, is_future_import,
                                         is_import_line, statements, walk)
@@ -40,7 +41,7 @@ def is_apex_module(module: str) -> bool:
 def apex_imports(found: Read, stars: bool = False) -> list[ApexImport]:
     """Each import of apex in the file (`stars`: `from apex.x import *` too, else it is unconvertible)."""
     result = []
-    for node in walk(found.module):
+    for node in found.walk(found.module):
         if isinstance(node, cst.ImportFrom) and is_apex_module(module_of(node)):
             if isinstance(node.names, cst.ImportStar) and not stars:
                 raise Unconvertible(found.line(node), f"from {module_of(node)} import *: the names it binds are not known")
@@ -95,7 +96,7 @@ def rewrite_imports(text: str, plan) -> tuple[str, list[Change]]:
     """The apex imports removed (an optimizer's import becomes its torchport.optim twin's); a `try`
     left holding only its flags (`has_apex = True`) unwrapped; the modules the written code reads
     imported."""
-    found = Read(text)
+    found = read(text)
     edits, changes, gone = Edits(), [], set()
     for line_node in _apex_lines(found):
         new_body = []

@@ -13,6 +13,7 @@ from torchport.apex_to_torch import arguments
 from torchport.apex_to_torch.changes import Unconvertible
 from torchport.apex_to_torch.imports import catches_import_error, only_apex
 from torchport.apex_to_torch.references import Use, uses
+from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import SCOPES, Edits, Read, code, first_code, statements, walk
 from torchport.findings import Operation
@@ -54,10 +55,10 @@ def find(found: Read, used: list[Use]) -> Initialize | None:
         return None
     if len(calls) > 1:
         raise Unconvertible(found.line(calls[1].node), "amp.initialize is called more than once")
-    return read(found, calls[0].call)
+    return read_call(found, calls[0].call)
 
 
-def read(found: Read, call: cst.Call) -> Initialize:
+def read_call(found: Read, call: cst.Call) -> Initialize:
     line = found.line(call)
     statement = found.statement_of(call)
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
@@ -193,11 +194,11 @@ def scaler_call(init: Initialize) -> str:
 def rewrite(text: str, plan) -> tuple[str, list[Change]]:
     """The initialize statement -> the scaler (here, or at the module's top when its uses are in
     other functions), the `if` it sat under dropped when nothing else is left in it."""
-    found = Read(text)
+    found = read(text)
     init = find(found, uses(found))
     if init is None:
         return text, []
-    edits, line = Edits(), found.line(init.call)
+    edits, line, changes = Edits(), found.line(init.call), []
     kept = _assignments(init)
     scaler = statements(f"{plan.scaler} = {plan.scaler_call}\n")
     here = [] if plan.at_module or init.guard is not None else scaler
@@ -208,6 +209,10 @@ def rewrite(text: str, plan) -> tuple[str, list[Change]]:
         if not kept and init.guard.orelse is None and all(
                 s is init.statement or _apex_only(s) for s in init.guard.body.body):
             edits.remove(init.guard)
+            at = found.line(init.guard)
+            changes.append(Change(at, at, CODE, Operation.DELETE,
+                                  f"`if {code(init.guard.test)}:` removed: it only imported apex and initialized amp "
+                                  "(the scaler above it is on under the same condition)", apex.INITIALIZE))
     new = [*here, *kept]
     if new:
         new[0] = new[0].with_changes(leading_lines=init.statement.leading_lines)
@@ -216,7 +221,7 @@ def rewrite(text: str, plan) -> tuple[str, list[Change]]:
     where = "at the module's top (its uses are in other functions)" if plan.at_module else "here"
     what = {"O3": "the models cast to float16 as O3 does, no autocast",
             "O0": "O0: no autocast, nothing scaled"}.get(init.opt_level, f"{init.opt_level}: the forward pass under autocast")
-    changes = [Change(line, found.end_line(init.call), CODE, Operation.MODIFY,
+    changes += [Change(line, found.end_line(init.call), CODE, Operation.MODIFY,
                       f"amp.initialize -> {plan.scaler} = {plan.scaler_call} {where}; {what}; models and optimizers "
                       "are used as they are", apex.INITIALIZE)]
     changes += [Change(found.line(arg), found.line(arg), CODE, Operation.DELETE,

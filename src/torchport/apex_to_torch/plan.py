@@ -69,7 +69,7 @@ def _at_module(found: Read, init: initialize.Initialize, scaled: list[Use], guar
 
 
 def _free_name(found: Read) -> str:
-    taken = {n.value for n in walk(found.module) if isinstance(n, cst.Name)}
+    taken = {n.value for n in found.walk(found.module) if isinstance(n, cst.Name)}
     for name in SCALER_NAMES:
         if name not in taken:
             return name

@@ -31,7 +31,7 @@ def is_apex(name: str) -> bool:
 def uses(found: Read) -> list[Use]:
     """Every use of an apex name in the file, in the order of the file (imports are not uses)."""
     result = []
-    for node in walk(found.module):
+    for node in found.walk(found.module):
         if not isinstance(node, (cst.Name, cst.Attribute)) or _in_import(found, node):
             continue
         api = _apex_name(found, node)

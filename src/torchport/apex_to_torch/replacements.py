@@ -11,6 +11,7 @@ from torchport.apis import apex
 from torchport.apex_to_torch import arguments
 from torchport.apex_to_torch.changes import Unconvertible
 from torchport.apex_to_torch.references import REPLACEMENTS, Use, uses
+from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Edits, Read, code
 from torchport.findings import Operation
@@ -28,7 +29,7 @@ def why_dropped(parameter: str) -> str:
 
 
 def rewrite_replacements(text: str, plan) -> tuple[str, list[Change]]:
-    found = Read(text)
+    found = read(text)
     edits, changes = Edits(), []
     for use in uses(found):
         if use.api in REPLACEMENTS:

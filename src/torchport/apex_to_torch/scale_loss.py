@@ -12,6 +12,7 @@ from torchport.apis import apex
 from torchport.apex_to_torch import arguments
 from torchport.apex_to_torch.changes import Unconvertible
 from torchport.apex_to_torch.references import Use, uses
+from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Edits, Read, calls, code, statements, walk
 from torchport.findings import Operation
@@ -101,7 +102,7 @@ def contexts(found: Read, site: Site) -> tuple[Context, list[Context]]:
         return own, []
     method = isinstance(found.parent(found.parent(function)), cst.ClassDef)
     callers = []
-    for call in calls(found.module):
+    for call in found.calls(found.module):
         if code(call.func) != (f"{parameters[0]}.{function.name.value}" if method and parameters
                                else function.name.value):  # (a method is followed through self.name(...) only)
             continue
@@ -172,7 +173,7 @@ def step_statements(found: Read, site: Site) -> list[cst.SimpleStatementLine]:
 def _steps_in(found: Read, scope: cst.CSTNode, optimizers) -> tuple[list[cst.SimpleStatementLine], set[str]]:
     wanted = {code(o) for o in optimizers}
     steps, seen = [], set()
-    for call in calls(scope, into_scopes=False):
+    for call in found.calls(scope, into_scopes=False):
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "step" and code(call.func.value) in wanted:
             statement = found.statement_of(call)
             if call.args or not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
@@ -184,7 +185,7 @@ def _steps_in(found: Read, scope: cst.CSTNode, optimizers) -> tuple[list[cst.Sim
 
 
 def rewrite_steps(text: str, plan) -> tuple[str, list[Change]]:
-    found = Read(text)
+    found = read(text)
     edits, changes, done = Edits(), [], set()
     by_block: dict[int, list[cst.SimpleStatementLine]] = {}
     blocks = {}
@@ -214,7 +215,7 @@ def rewrite_steps(text: str, plan) -> tuple[str, list[Change]]:
 
 
 def rewrite_scale_loss(text: str, plan) -> tuple[str, list[Change]]:
-    found = Read(text)
+    found = read(text)
     edits, changes = Edits(), []
     for site in sites(found):
         scaled = f"{plan.scaler}.scale({code(site.loss)})"

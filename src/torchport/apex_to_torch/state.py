@@ -11,6 +11,7 @@ from torchport.apis import apex
 from torchport.apex_to_torch import scale_loss
 from torchport.apex_to_torch.changes import Unconvertible
 from torchport.apex_to_torch.references import uses
+from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Edits, Read, code, statements
 from torchport.findings import Operation
@@ -23,7 +24,7 @@ def parameters_of(optimizer: str) -> str:
 
 
 def rewrite_master_params(text: str, plan) -> tuple[str, list[Change]]:
-    found = Read(text)
+    found = read(text)
     used = uses(found)
     edits, changes = Edits(), []
     scaled_at = _scaled_at(found)
@@ -66,7 +67,7 @@ def _root(node: cst.BaseExpression) -> str | None:
 
 
 def rewrite_state(text: str, plan) -> tuple[str, list[Change]]:
-    found = Read(text)
+    found = read(text)
     edits, changes = Edits(), []
     for use in uses(found):
         if use.api not in (apex.STATE_DICT, apex.LOAD_STATE_DICT):
