@@ -474,4 +474,41 @@ NATIVE = [
             scaler.step(optimizer)
             scaler.update()
         """, id="apex.amp by its qualified name, apex's default opt level O1"),
+    case("""
+        import torch
+        from apex import amp
+        from apex.optimizers import NpuFusedSGD
+
+        optimizer = NpuFusedSGD(model.parameters(), lr=0.1, momentum=0.9)
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=128.0, combine_grad=True)
+        for param, saved in zip(amp.master_params(optimizer), checkpoint["master params"]):
+            param.data.copy_(saved.data)
+        for x, y in loader:
+            loss = crit(model(x), y)
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            grad_norm = 0.0
+            for p in amp.master_params(optimizer):
+                grad_norm += p.grad.norm() ** 2
+            optimizer.step()
+        """, """
+        import torch
+        from torchport.optim import NpuFusedSGD
+
+        optimizer = NpuFusedSGD(model.parameters(), lr=0.1, momentum=0.9)
+        scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=2147483647)
+        for param, saved in zip([p for group in optimizer.param_groups for p in group["params"]], checkpoint["master params"]):
+            param.data.copy_(saved.data)
+        for x, y in loader:
+            with torch.amp.autocast("cuda", dtype=torch.float16):
+                loss = crit(model(x), y)
+            scaler.scale(loss).backward()
+            grad_norm = 0.0
+            scaler.unscale_(optimizer)
+            for p in [p for group in optimizer.param_groups for p in group["params"]]:
+                grad_norm += p.grad.norm() ** 2
+            scaler.step(optimizer)
+            scaler.update()
+        """, id="Ascend's guide: combine_grad and NpuFusedSGD; master_params restored from a checkpoint (not unscaled) and "
+               "read after the backward (unscaled first)"),
 ]

@@ -20,19 +20,8 @@ from torchport.findings import Operation
 
 CODE = "TP301"
 GRAD_SCALER = 'torch.amp.GradScaler("cuda"'  # (CUDA's dialect: the migration names the target's device)
-# Parameters whose apex meaning native torch has already (dropped, each with the reason).
-DROPPED = {
-    "keep_batchnorm_fp32": "autocast keeps BatchNorm in float32 itself",
-    "master_weights": "the model's weights stay float32 under autocast: they are the master weights",
-    "num_losses": "one GradScaler serves every loss",
-    "verbosity": "apex's own logging",
-    "min_loss_scale": "GradScaler's dynamic scale has no lower bound",
-    "max_loss_scale": "GradScaler's dynamic scale has no upper bound",
-    **{name: "Ascend apex's fused-gradient option: native torch needs none"
-       for name in apex.ASCEND_INITIALIZE_PARAMETERS},
-}
-# Parameters that change what apex does in ways native autocast does not follow.
-APEX_ONLY = ("cast_model_type", "patch_torch_functions", "cast_model_outputs")
+DROPPED = apex.INITIALIZE_NATIVE_ALREADY
+APEX_ONLY = apex.INITIALIZE_APEX_ONLY
 
 
 class Initialize(NamedTuple):
@@ -65,6 +54,19 @@ def read_call(found: Read, call: cst.Call) -> Initialize:
             and isinstance(statement.body[0], cst.Assign) and statement.body[0].value is call
             and len(statement.body[0].targets) == 1):
         raise Unconvertible(line, "amp.initialize's result is not assigned to the models (and optimizers)")
+    bound = _bound(found, call, line)
+    models, optimizers, model_targets, optimizer_targets = _pairs(statement.body[0].targets[0].target, bound, line)
+    guard, enabled, opt_level = _guard(found, statement), _enabled(found, bound, line), _opt_level(found, bound, line)
+    loss_scale = _loss_scale(found, bound, line)
+    if guard is not None and not isinstance(enabled, bool):
+        raise Unconvertible(line, f"amp.initialize(enabled={code(enabled)}) under `if {code(guard.test)}:`")
+    if opt_level == "O3" and _scale(opt_level, enabled, loss_scale) is not None:
+        raise Unconvertible(line, "O3 with a loss scale: GradScaler does not unscale float16 parameters' gradients")
+    return Initialize(call, statement, models, optimizers, model_targets, optimizer_targets, guard, opt_level,
+                      enabled, loss_scale, [(name, arg) for name, arg in bound.items() if name in DROPPED])
+
+
+def _bound(found: Read, call: cst.Call, line: int) -> dict[str, cst.Arg]:
     bound = arguments.bind(found, call, apex.INITIALIZE_PARAMETERS + apex.ASCEND_INITIALIZE_PARAMETERS)
     if "models" not in bound:
         raise Unconvertible(line, "amp.initialize without models")
@@ -74,30 +76,27 @@ def read_call(found: Read, call: cst.Call) -> Initialize:
     unknown = set(bound) - {"models", "optimizers", "enabled", "opt_level", "loss_scale", *APEX_ONLY, *DROPPED}
     if unknown:
         raise Unconvertible(line, f"amp.initialize({sorted(unknown)[0]}=...) is not an apex parameter")
+    return bound
+
+
+def _pairs(target: cst.BaseExpression, bound: dict[str, cst.Arg], line: int):
+    """(models, optimizers, the names bound to the models, to the optimizers)."""
     models = arguments.elements(bound["models"].value)
-    optimizer_arg = bound.get("optimizers")
-    has_optimizers = optimizer_arg is not None and arguments.literal(optimizer_arg.value) is not None
-    optimizers = arguments.elements(optimizer_arg.value) if has_optimizers else []
-    target = statement.body[0].targets[0].target
-    if has_optimizers:
+    given = bound.get("optimizers")
+    with_optimizers = given is not None and arguments.literal(given.value) is not None  # (None: a model for inference)
+    optimizers = arguments.elements(given.value) if with_optimizers else []
+    if with_optimizers:
         if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2):
             raise Unconvertible(line, "amp.initialize's models and optimizers are not assigned as a pair")
         model_target, optimizer_target = (e.value for e in target.elements)
+        optimizer_targets = arguments.elements(optimizer_target)
     else:
-        model_target, optimizer_target = target, None
+        model_target, optimizer_targets = target, []
     model_targets = arguments.elements(model_target)
-    optimizer_targets = arguments.elements(optimizer_target) if optimizer_target is not None else []
     if len(model_targets) != len(models) or len(optimizer_targets) != len(optimizers) or not all(
             arguments.is_reference(n) for n in (*models, *optimizers, *model_targets)):
         raise Unconvertible(line, "amp.initialize's models or optimizers are not plain names")
-    guard, enabled, opt_level = _guard(found, statement), _enabled(found, bound, line), _opt_level(found, bound, line)
-    if guard is not None and not isinstance(enabled, bool):
-        raise Unconvertible(line, f"amp.initialize(enabled={code(enabled)}) under `if {code(guard.test)}:`")
-    if opt_level == "O3" and _scale(opt_level, enabled, _loss_scale(found, bound, line)) is not None:
-        raise Unconvertible(line, "O3 with a loss scale: GradScaler does not unscale float16 parameters' gradients")
-    return Initialize(call, statement, models, optimizers, model_targets, optimizer_targets, guard, opt_level,
-                      enabled, _loss_scale(found, bound, line),
-                      [(name, arg) for name, arg in bound.items() if name in DROPPED])
+    return models, optimizers, model_targets, optimizer_targets
 
 
 def _guard(found: Read, statement: cst.BaseStatement) -> cst.If | None:

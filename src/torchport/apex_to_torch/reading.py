@@ -14,7 +14,7 @@ from functools import lru_cache
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchport.distribute.edits import BLOCKS, SCOPES, Read, dotted
+from torchport.distribute.edits import SCOPES, Read, dotted
 
 APEX = "apex"
 
@@ -115,6 +115,3 @@ def _apex_bindings(nodes) -> dict[str, str]:
                     else:
                         bound[name.split(".")[0]] = APEX
     return bound
-
-
-__all__ = ["BLOCKS", "SCOPES", "Source", "read"]

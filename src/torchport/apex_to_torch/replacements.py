@@ -54,47 +54,60 @@ def replaced(found: Read, use: Use, plan) -> tuple[cst.Call, list[Change]]:
 
 
 def _arguments(found: Read, use: Use, replacement: apex.Replacement, line: int, short: str, code_: str):
+    """(the native name, its arguments, the rows for what was dropped or added)."""
     call = use.call
     positional = [a for a in call.args if a.keyword is None]
-    if any(a.star for a in call.args) or len(positional) > min(2, len(replacement.keeps)):
-        raise Unconvertible(line, f"{short}(...) with more than {min(2, len(replacement.keeps))} arguments by place: "
-                                  "which apex parameters they fill is not read")
-    native, rows = replacement.native, []
-    kept: list[cst.Arg] = []
-    given = {(a.keyword.value if a.keyword is not None else replacement.keeps[i]): a
-             for i, a in enumerate(call.args)}
-    if replacement.chooses is not None:
-        parameter, default, other = replacement.chooses
-        value = arguments.literal(given[parameter].value) if parameter in given else arguments.literal(
-            cst.parse_expression(default))
-        if value is arguments.NOT_KNOWN:
-            raise Unconvertible(line, f"{short}({parameter}={code(given[parameter].value)}): which native optimizer "
-                                      "it is is not known before the script runs")
-        native = native if value else other
+    by_place = min(2, len(replacement.keeps))  # (apex's order and the kept parameters' agree this far)
+    if any(a.star for a in call.args) or len(positional) > by_place:
+        raise Unconvertible(line, f"{short}(...) with more than {by_place} arguments by place: which apex parameters "
+                                  "they fill is not read")
+    given = {(a.keyword.value if a.keyword is not None else replacement.keeps[i]): a for i, a in enumerate(call.args)}
+    native = _chosen(replacement, given, line, short)
+    kept, rows = [], []
     for parameter, arg in given.items():
-        if replacement.chooses is not None and parameter == replacement.chooses[0]:
-            continue
-        if parameter in replacement.keeps:
-            kept.append(arg)
-        elif parameter in replacement.renames:
-            kept.append(arg.with_changes(keyword=cst.Name(replacement.renames[parameter]),
-                                         equal=arg.equal if arg.keyword is not None else NO_SPACES))
-        elif parameter in replacement.differs:
-            matches, why = replacement.differs[parameter]
-            if not arguments.same_value(arg.value, matches):
-                raise Unconvertible(line, f"{short}({parameter}={code(arg.value)}): {why}")
-            rows.append(_dropped(found, arg, code_, f"{short}({parameter}={code(arg.value)}) dropped: what {native} "
-                                                    "does already", use.api))
-        elif parameter in apex.DDP_TUNING or parameter in apex.HARMLESS_OPTIMIZER_PARAMETERS:
-            rows.append(_dropped(found, arg, code_, f"{short}({parameter}=...) dropped: {why_dropped(parameter)}", use.api))
-        else:
-            raise Unconvertible(line, f"{short}({parameter}=...): not a parameter the conversion knows")
+        if replacement.chooses is None or parameter != replacement.chooses[0]:
+            row = _pass_on(found, use, replacement, parameter, arg, kept, native, code_)
+            rows += [row] if row is not None else []
     for parameter, value in replacement.defaults.items():
         if parameter not in given:
             kept.append(cst.Arg(cst.parse_expression(value), keyword=cst.Name(parameter), equal=NO_SPACES))
             rows.append(Change(line, line, code_, Operation.INSERT,
                                f"{parameter}={value} passed: apex's default, not {native}'s", use.api))
     return native, _commas(kept, call.args[-1] if call.args else None), rows
+
+
+def _chosen(replacement: apex.Replacement, given: dict[str, cst.Arg], line: int, short: str) -> str:
+    """The native class, where an apex parameter picks it (FusedAdam's adam_w_mode)."""
+    if replacement.chooses is None:
+        return replacement.native
+    parameter, default, other = replacement.chooses
+    value = arguments.literal(given[parameter].value if parameter in given else cst.parse_expression(default))
+    if value is arguments.NOT_KNOWN:
+        raise Unconvertible(line, f"{short}({parameter}={code(given[parameter].value)}): which native class it is, is "
+                                  "not known before the script runs")
+    return replacement.native if value else other
+
+
+def _pass_on(found: Read, use: Use, replacement: apex.Replacement, parameter: str, arg: cst.Arg,
+             kept: list[cst.Arg], native: str, code_: str) -> Change | None:
+    """The argument kept (renamed where native torch names it otherwise), or dropped with a row."""
+    short = use.api.rsplit(".", 1)[1]
+    if parameter in replacement.keeps:
+        kept.append(arg)
+        return None
+    if parameter in replacement.renames:
+        kept.append(arg.with_changes(keyword=cst.Name(replacement.renames[parameter]),
+                                     equal=arg.equal if arg.keyword is not None else NO_SPACES))
+        return None
+    if parameter in replacement.differs:
+        matches, why = replacement.differs[parameter]
+        if not arguments.same_value(arg.value, matches):
+            raise Unconvertible(found.line(use.call), f"{short}({parameter}={code(arg.value)}): {why}")
+        return _dropped(found, arg, code_, f"{short}({parameter}={code(arg.value)}) dropped: what {native} does "
+                                           "already", use.api)
+    if parameter in apex.DDP_TUNING or parameter in apex.HARMLESS_OPTIMIZER_PARAMETERS:
+        return _dropped(found, arg, code_, f"{short}({parameter}=...) dropped: {why_dropped(parameter)}", use.api)
+    raise Unconvertible(found.line(use.call), f"{short}({parameter}=...): not a parameter the conversion knows")
 
 
 def _dropped(found: Read, arg: cst.Arg, code_: str, message: str, api: str) -> Change:

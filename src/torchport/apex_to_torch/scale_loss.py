@@ -18,13 +18,7 @@ from torchport.distribute.edits import Edits, Read, calls, code, statements, wal
 from torchport.findings import Operation
 
 CODE = "TP302"
-DROPPED = {
-    "loss_id": "one GradScaler serves every loss",
-    "delay_unscale": "GradScaler unscales at scaler.step (or scaler.unscale_), so accumulated gradients stay scaled "
-                     "until then without being asked",
-    "delay_overflow_check": "GradScaler checks for inf/nan at scaler.step",
-    "model": "GradScaler needs no model",
-}
+DROPPED = apex.SCALE_LOSS_NATIVE_ALREADY
 
 
 class Site(NamedTuple):
