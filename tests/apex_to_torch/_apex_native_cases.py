@@ -511,4 +511,39 @@ NATIVE = [
             scaler.update()
         """, id="Ascend's guide: combine_grad and NpuFusedSGD; master_params restored from a checkpoint (not unscaled) and "
                "read after the backward (unscaled first)"),
+    case("""
+        import torch
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x, y in loader:
+            with torch.cuda.amp.autocast():
+                loss = crit(model(x), y)
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        """, """
+        import torch
+
+        scaler = torch.amp.GradScaler("cuda")
+        for x, y in loader:
+            with torch.cuda.amp.autocast():
+                loss = crit(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        """, id="the loss computed under an autocast already: not wrapped twice"),
+    case("""
+        from apex import amp
+
+        def forward(self, x):
+            with amp.disable_casts():
+                return self.op(x.float())
+        """, """
+        import torch
+
+        def forward(self, x):
+            with torch.amp.autocast("cuda", enabled=False):
+                return self.op(x.float())
+        """, id="disable_casts in a model's file, no initialize there"),
 ]

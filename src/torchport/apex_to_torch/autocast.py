@@ -101,6 +101,11 @@ def _calls_model(statement: cst.CSTNode, models: tuple[str, ...]) -> bool:
     return any(code(c.func) in wanted for c in calls(statement, into_scopes=False))
 
 
+def _is_autocast(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.With) and any(
+        isinstance(item.item, cst.Call) and code(item.item.func).split(".")[-1] == "autocast" for item in statement.items)
+
+
 def enabled(found: Read, block: cst.CSTNode, plan, home: cst.CSTNode | None) -> str:
     """`, enabled=<condition>` when amp is on under one: the condition itself where initialize's
     function is, the scaler's state elsewhere (the condition's names may not be seen there)."""
@@ -120,6 +125,8 @@ def wrap_forward(text: str, plan) -> tuple[str, list[Change]]:
     home = found.scope_of(init.call) if init is not None else None
     edits, changes = Edits(), []
     for r in regions(found, plan.models):
+        if r.start is r.end and _is_autocast(r.start):
+            continue  # (the loss is computed under an autocast already)
         body = list(r.block.body)
         inside = body[body.index(r.start):body.index(r.end) + 1]
         context = f"{AUTOCAST}{enabled(found, r.block, plan, home)})"

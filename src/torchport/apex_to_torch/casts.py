@@ -24,6 +24,7 @@ def rewrite_casts(text: str, plan) -> tuple[str, list[Change]]:
         line = found.line(use.node)
         if use.api == apex.DISABLE_CASTS:
             edits.replace(use.call, cst.parse_expression(CASTS_OFF))
+            plan.needs.add("torch")
             changes.append(Change(line, line, CODE, Operation.MODIFY, f"amp.disable_casts() -> {CASTS_OFF}", use.api))
         elif use.api in apex.REGISTRATIONS:
             parent = found.parent(use.call if use.call is not None else use.node)
