@@ -178,4 +178,29 @@ COMPAT = [
 
         model = DistributedDataParallel(model, gradient_predivide_factor=4.0)
         """, "torch's DDP divides by the world size only (line 4)", id="import apex.amp, apex DDP pre-dividing gradients"),
+    case("""
+        from apex import amp
+
+        def clip(optimizer):
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        loss = model(x)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        clip(optimizer)
+        optimizer.step()
+        """, """
+        from torchport.compat.apex import amp
+
+        def clip(optimizer):
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        loss = model(x)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        clip(optimizer)
+        optimizer.step()
+        """, "where to unscale them is not known (line 4)", id="gradients clipped in a function away from the backward"),
 ]

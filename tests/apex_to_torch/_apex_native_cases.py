@@ -546,4 +546,34 @@ NATIVE = [
             with torch.amp.autocast("cuda", enabled=False):
                 return self.op(x.float())
         """, id="disable_casts in a model's file, no initialize there"),
+    case("""
+        import torch
+        from apex import amp
+
+        def amp_backward(loss, optimizer):
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x, y in loader:
+            loss = crit(model(x), y)
+            amp_backward(loss, optimizer)
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+            optimizer.step()
+        """, """
+        import torch
+
+        def amp_backward(loss, optimizer):
+            scaler.scale(loss).backward()
+
+        scaler = torch.amp.GradScaler("cuda")
+        for x, y in loader:
+            with torch.amp.autocast("cuda", dtype=torch.float16):
+                loss = crit(model(x), y)
+            amp_backward(loss, optimizer)
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_([p for group in optimizer.param_groups for p in group["params"]], 1.0)
+            scaler.step(optimizer)
+            scaler.update()
+        """, id="clipping after a helper's backward: unscaled first"),
 ]

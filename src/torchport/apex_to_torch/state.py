@@ -13,7 +13,7 @@ from torchport.apex_to_torch.changes import Unconvertible
 from torchport.apex_to_torch.references import uses
 from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
-from torchport.distribute.edits import Edits, Read, code, statements
+from torchport.distribute.edits import Edits, Read, code, statements, walk
 from torchport.findings import Operation
 
 CODE = "TP303"
@@ -41,6 +41,9 @@ def rewrite_master_params(text: str, plan) -> tuple[str, list[Change]]:
         statement = found.statement_of(use.call)
         after_backward = any(scope is found.scope_of(statement) and at < line and optimizer in names
                              for scope, at, names in scaled_at)
+        if not after_backward and _reads_gradients(statement):
+            raise Unconvertible(line, f"amp.master_params({optimizer}) reads gradients away from the backward that "
+                                      "scaled them: where to unscale them is not known")
         key = (id(found.parent(statement)), optimizer)
         if after_backward and key not in unscaled:
             unscaled.add(key)
@@ -55,9 +58,22 @@ def rewrite_master_params(text: str, plan) -> tuple[str, list[Change]]:
 
 
 def _scaled_at(found: Read) -> list[tuple[cst.CSTNode, int, set[str]]]:
-    """(function, line, optimizers) of each scale_loss."""
-    return [(found.scope_of(s.statement), found.line(s.call), {code(o) for o in s.optimizers})
-            for s in scale_loss.sites(found)]
+    """(function, line, optimizers) of each backward through the scaler: each scale_loss, and
+    each call of a helper that holds one."""
+    result = []
+    for site in scale_loss.sites(found):
+        own, callers = scale_loss.contexts(found, site)
+        for context in (own, *callers):
+            result.append((found.scope_of(context.anchor), found.line(context.anchor),
+                           {code(o) for o in context.optimizers}))
+    return result
+
+
+def _reads_gradients(statement: cst.CSTNode) -> bool:
+    """`p.grad`, or a call named for gradients (clip_grad_norm_, get_grad_norm)."""
+    return any(isinstance(n, cst.Attribute) and n.attr.value == "grad"
+               or isinstance(n, cst.Call) and "grad" in (code(n.func).rsplit(".", 1)[-1])
+               for n in walk(statement))
 
 
 def _root(node: cst.BaseExpression) -> str | None:
