@@ -203,4 +203,27 @@ COMPAT = [
         clip(optimizer)
         optimizer.step()
         """, "where to unscale them is not known (line 4)", id="gradients clipped in a function away from the backward"),
+    case("""
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for step, (x, y) in enumerate(loader):
+            loss = crit(model(x), y)
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+            if (step + 1) % 4 == 0:
+                optimizer.step()
+        """, """
+        from torchport.compat.apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for step, (x, y) in enumerate(loader):
+            loss = crit(model(x), y)
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+            if (step + 1) % 4 == 0:
+                optimizer.step()
+        """, "unscaled twice before a step (line 8)", id="clipping each accumulated micro-batch"),
 ]

@@ -44,6 +44,10 @@ def rewrite_master_params(text: str, plan) -> tuple[str, list[Change]]:
         if not after_backward and _reads_gradients(statement):
             raise Unconvertible(line, f"amp.master_params({optimizer}) reads gradients away from the backward that "
                                       "scaled them: where to unscale them is not known")
+        if after_backward and not _step_follows(found, statement, optimizer):
+            raise Unconvertible(line, f"amp.master_params({optimizer}) is read where {optimizer} does not step next "
+                                      "(gradient accumulation): unscaled there, its gradients would be unscaled twice "
+                                      "before a step")
         key = (id(found.parent(statement)), optimizer)
         if after_backward and key not in unscaled:
             unscaled.add(key)
@@ -67,6 +71,30 @@ def _scaled_at(found: Read) -> list[tuple[cst.CSTNode, int, set[str]]]:
             result.append((found.scope_of(context.anchor), found.line(context.anchor),
                            {code(o) for o in context.optimizers}))
     return result
+
+
+def _step_follows(found: Read, statement: cst.BaseStatement, optimizer: str) -> bool:
+    """Whether `optimizer.step()` comes after the statement in its block, or in a block holding
+    the `if` (`else`, `with`) it sits in: the gradients are unscaled once per step."""
+    node = statement
+    while True:
+        block = found.parent(node)
+        body = list(block.body)
+        if any(_is_step(s, optimizer) for s in body[body.index(node) + 1:]):
+            return True
+        holder = found.parent(block)
+        if isinstance(holder, cst.Else):
+            holder = found.parent(holder)
+        if not isinstance(holder, (cst.If, cst.With)):  # (a block that runs once each time it is reached)
+            return False
+        while isinstance(found.parent(holder), cst.If):  # (an elif: its if's block is the one to read)
+            holder = found.parent(holder)
+        node = holder
+
+
+def _is_step(statement: cst.BaseStatement, optimizer: str) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and code(statement.body[0].value) == f"{optimizer}.step()")
 
 
 def _reads_gradients(statement: cst.CSTNode) -> bool:
