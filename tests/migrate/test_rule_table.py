@@ -26,7 +26,7 @@ ORDER_BEFORE_THE_REGISTRY = [
     "MixedPrecisionAdvice", "Float64Advice", "DataParallelAdvice", "SpawnAdvice", "BroadcastBuffersAdvice",
     "NonBlockingAdvice", "LaunchEnvironmentAdvice",
     "OptimizerAffinity", "ClipGradAffinity", "AttentionAffinity", "RmsNormAffinity", "RotaryEmbeddingAffinity",
-    "SwigluAffinity", "GeluTanhAffinity",
+    "SwigluAffinity", "GeluTanhAffinity", "ApexAdvice",
 ]
 
 

@@ -16,6 +16,10 @@ Reports land in OUT/torchport_report/, in the columns Ascend's PyTorch Analyse t
   --mode dynamic-shape  OUT holds a copy of SRC whose training loops record shapes per step;
                      run it, and it writes dynamic_shape_report.csv (see `torchport shapes`)
   --mode all         apis, affinity and third-party
+  apex               with apis: apex_api.csv (File, Start Line, End Line, OP, Tips), where the code
+                     uses NVIDIA apex: each use, and what it becomes on the target (kept for
+                     Ascend's apex on npu, its native torch form, or the stand-in package;
+                     --apex chooses as for migrate)
   --distributed      also distributed.csv (File, Start Line, End Line, Operation Type, Message,
                      Rule): what `migrate --distributed` would change in each training entry
                      script (TP201-TP206), and what it would leave and why (TP200)
@@ -39,8 +43,9 @@ from torchport.migrate import engine
 from torchport.migrate.source import FileResult
 from torchport.migrate.walk import add_selection_arguments, scan, selection_from
 from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
-from torchport.migrate.command import add_distributed_arguments, distributed_request, print_distributed
-from torchport.report.tables import ADVICE_REPORTS, AFFINITY_REPORT, DISTRIBUTED_REPORT
+from torchport.migrate.command import add_apex_argument, add_distributed_arguments, distributed_request, print_distributed
+from torchport.report.csv_table import write_table
+from torchport.report.tables import ADVICE_REPORTS, AFFINITY_REPORT, API_COLUMNS, DISTRIBUTED_REPORT
 
 MODES = ("apis", "affinity", "third-party", "dynamic-shape", "all")
 REPORTS = {
@@ -62,6 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="write into a non-empty OUT (never deletes anything)")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (0: one per CPU)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    add_apex_argument(parser)
     add_distributed_arguments(parser, analysis=True)
     add_selection_arguments(parser)
 
@@ -80,9 +86,11 @@ def main(args: argparse.Namespace) -> int:
     options = engine.Options(
         sources=args.src, out=args.out, target=args.target, force=args.force, jobs=args.jobs or (os.cpu_count() or 1),
         selection=selection_from(args), analysis_only=True, reports=wanted, distribute=request, entries=args.entry,
+        apex=args.apex,
     )
     try:
         outcome = engine.run(options) if wanted else None
+        apex_uses = _apex(options, outcome) if outcome is not None and args.mode in ("apis", "all") else []
         if args.mode in ("third-party", "all"):
             third_party = _third_party(args, options)
         else:
@@ -91,6 +99,7 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     if not args.quiet:
         _print_summary(args, outcome, third_party)
+        _print_apex(apex_uses)
         if outcome is not None and request is not None:
             _print_distributed(outcome, options)
     return 0
@@ -105,6 +114,29 @@ def _print_distributed(outcome: engine.Outcome, options: engine.Options) -> None
     if len(rows) > 8:
         print(f"      ... {len(rows) - 8} more in the CSV")
     print_distributed(outcome, options, sys.stdout)
+
+
+def _apex(options: engine.Options, outcome: engine.Outcome) -> list[Finding]:
+    """apex_api.csv, where the code uses apex: each use and what it becomes on the target."""
+    from torchport.analyze.apex import APEX_REPORT, apex_rows
+
+    rows = apex_rows(options, outcome, targets.get(options.target))
+    if rows:
+        write_table(options.out / engine.REPORT_DIR / APEX_REPORT, API_COLUMNS,
+                    ([f.file, f.start_line, f.end_line, f.api, f.message] for f in rows))
+    return rows
+
+
+def _print_apex(rows: list[Finding]) -> None:
+    if not rows:
+        return
+    from torchport.analyze.apex import APEX_REPORT
+
+    print(f"  apex uses{len(rows):>15}  ({APEX_REPORT})")
+    for finding in rows[:5]:
+        print(f"      {finding.file}:{finding.start_line}  {finding.api}: {finding.message}")
+    if len(rows) > 5:
+        print(f"      ... {len(rows) - 5} more in the CSV")
 
 
 def _third_party(args: argparse.Namespace, options: engine.Options) -> list:

@@ -14,7 +14,16 @@ migrated and every other file copied, plus reports in OUT/torchport_report/:
                        budget) or not taken (unreadable, a loop of links, a link out of SRC)
   distributed.csv      with --distributed: its rows alone (the columns of change_list.csv)
   summary.json         the figures below, for scripts; what the file choice left out (with
-                       --distributed: which files it changed, which entry scripts it left and why)
+                       --distributed: which files it changed, which entry scripts it left and why);
+                       "apex": the --apex mode, and the files converted to native torch, pointed at
+                       the stand-in (torchport.compat.apex), or still importing apex
+
+--apex native (the default, except on npu) rewrites NVIDIA apex code (amp.initialize, scale_loss,
+the fused optimizers, apex DDP, fused norms) to torch.amp, torchport.optim and torch's, before
+--distributed and the migration see the file (rows TP301-TP307, at the lines of the file as read);
+a form with no confident rewrite imports the stand-in torchport.compat.apex instead (TP307).
+--apex keep (npu's default: Ascend ships an apex of its own) leaves it, with a TP300 row per file
+(and on npu, TP117 advice for Ascend's apex: combine_grad=True, the NpuFused optimizers).
 
 --distributed turns a single-card training script into one that runs as one process per device:
 each training entry script (detected, or named by --entry) gets the process group, a
@@ -52,8 +61,10 @@ from torchport.migrate.rules import RULES
 from torchport.migrate.source import IMPORT_CODE
 from torchport.migrate.walk import ALWAYS_EXCLUDED, add_selection_arguments, selection_from
 from torchport.migrate.workers import FILE_TIMEOUT
+from torchport.apex_to_torch.changes import CODES as APEX_CODES
 from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
 from torchport.distribute.driver import BATCH_MODES
+from torchport.migrate.apex import MODES as APEX_MODES
 from torchport.migrate.distributed import Request
 
 
@@ -87,8 +98,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "state_dict); every other affinity row stays advice",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    add_apex_argument(parser)
     add_distributed_arguments(parser)
     add_selection_arguments(parser)
+
+
+def add_apex_argument(parser: argparse.ArgumentParser) -> None:
+    keeping = ", ".join(t.name for t in targets.all_targets().values() if t.keeps_apex) or "none"
+    parser.add_argument(
+        "--apex", choices=APEX_MODES,
+        help="NVIDIA apex code: native rewrites it to torch.amp, torch DDP and torchport.optim (apex builds only for "
+        f"CUDA); keep leaves it for a target with an apex of its own (default: keep on {keeping}, else native)",
+    )
 
 
 def add_distributed_arguments(parser: argparse.ArgumentParser, analysis: bool = False) -> None:
@@ -142,7 +163,7 @@ def main(args: argparse.Namespace) -> int:
         sources=args.src, out=args.out, target=args.target, force=args.force, diff=args.diff, jobs=jobs,
         progress=not args.quiet and sys.stderr.isatty(), selection=selection_from(args),
         file_timeout=args.file_timeout, apply_affinity=args.apply_affinity,
-        distribute=distributed_request(args), entries=args.entry,
+        distribute=distributed_request(args), entries=args.entry, apex=args.apex,
     )
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -172,6 +193,7 @@ def rule_names() -> dict[str, str]:
     names = {rule.code: rule.title for rule in RULES}
     names[IMPORT_CODE] = "imports the migrated code needs"
     names.update(DISTRIBUTE_CODES)
+    names.update(APEX_CODES)
     return names
 
 
@@ -211,10 +233,21 @@ def print_summary(outcome: engine.Outcome, options: engine.Options, file) -> Non
         print(f"  skipped {path}: {reason}", file=file)
     if len(outcome.skipped) > 10:
         print(f"  ... and {len(outcome.skipped) - 10} more in skipped_files.csv", file=file)
+    print_apex(outcome, options, file)
     if options.distribute is not None:
         print_distributed(outcome, options, file)
     if options.out and not options.diff:
         print(f"  reports: {options.out / engine.REPORT_DIR}/", file=file)
+
+
+def print_apex(outcome: engine.Outcome, options: engine.Options, file) -> None:
+    """One line for what --apex made of the files that use apex (none where no file does)."""
+    if not outcome.apex:
+        return
+    ways = {way: len(files) for way, files in outcome.apex.items()}
+    print(f"  apex ({options.choices().apex_mode}): {ways.get('native', 0)} files converted to native torch, "
+          f"{ways.get('compat', 0)} on the stand-in torchport.compat.apex, {ways.get('kept', 0)} still importing apex",
+          file=file)
 
 
 def print_distributed(outcome: engine.Outcome, options: engine.Options, file) -> None:

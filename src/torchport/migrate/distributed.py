@@ -37,15 +37,15 @@ class Request:
 def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: Callable[[bytes], FileResult]) -> FileResult:
     """`data` (bytes, any declared encoding) made to run as one of N processes, then migrated
     (`migrate`: as a file is without --distributed)."""
-    decoded = _decoded(data) if MENTIONS_TORCH.search(data) else None
-    if decoded is None:
+    read = decoded(data) if MENTIONS_TORCH.search(data) else None
+    if read is None:
         return migrate(data)
-    text, encoding = decoded
+    text, encoding = read
     try:
         done = distribute_source(text, path, request.options_for(path))
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a step's bug costs the file its distribution only)
         plain = migrate(data)
-        why = f"not distributed: internal error ({type(error).__name__}: {_first_line(error)})"
+        why = f"not distributed: internal error ({type(error).__name__}: {first_line(error)})"
         return _with_rows(plain, [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why)], Distribution(True, False, why))
     plan = done.plan
     if plan is None:  # (not valid Python to LibCST: migrated, or reported, as before)
@@ -71,7 +71,7 @@ def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: C
         row = Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why)
         return _with_rows(plain, [row], Distribution(plan.entry, False, why))
     lines = line_map(text, done.source)
-    migrated = [_at(finding, lines) for finding in result.findings]
+    migrated = [mapped_back(finding, lines) for finding in result.findings]
     findings = sorted(notes + migrated, key=lambda f: (f.start_line, f.code))
     return FileResult(result.source, findings, distribution=Distribution(plan.entry, True))
 
@@ -83,14 +83,15 @@ def _with_rows(result: FileResult, rows: list[Finding], distribution: Distributi
     return replace(result, findings=findings, distribution=distribution)
 
 
-def _at(finding: Finding, lines: list[int]) -> Finding:
+def mapped_back(finding: Finding, lines: list[int]) -> Finding:
+    """`finding`, at a line of a rewritten text, at the line of the text before it (`line_map`)."""
     if not finding.start_line:  # (a row about the file as a whole)
         return finding
     start = back(lines, finding.start_line)
     return replace(finding, start_line=start, end_line=max(start, back(lines, finding.end_line)))
 
 
-def _decoded(data: bytes) -> tuple[str, str] | None:
+def decoded(data: bytes) -> tuple[str, str] | None:
     """(text, encoding) as Python reads the file (a coding cookie, a BOM); None where it cannot."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
@@ -99,6 +100,6 @@ def _decoded(data: bytes) -> tuple[str, str] | None:
         return None
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [""])[0]
 

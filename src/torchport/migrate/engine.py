@@ -32,7 +32,7 @@ from torchport import targets
 from torchport.findings import Finding, Operation
 from torchport.migrate.source import FileResult
 from torchport.migrate.walk import Selection, scan
-from torchport.migrate.workers import FILE_MEMORY, FILE_TIMEOUT, Job, migrate_guarded
+from torchport.migrate.workers import FILE_MEMORY, FILE_TIMEOUT, Choices, Job, migrate_guarded
 from torchport.report.tables import write_reports
 
 REPORT_DIR = "torchport_report"
@@ -60,6 +60,11 @@ class Options:
     reports: set[str] | None = None  # the report files to write (None: all of them)
     distribute: Request | None = None  # --distributed: training entry scripts made to run as N processes
     entries: list[Path] = field(default_factory=list)  # --entry: the entry scripts (else detected)
+    apex: str | None = None  # --apex: "native" or "keep" (None: keep where the target has an apex of its own)
+
+    def choices(self) -> Choices:
+        """What this run asks of each file."""
+        return Choices(self.target, self.apply_affinity, self.distribute, self.apex)
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,7 @@ class Outcome:
     left_alone: list[tuple[str, str]] = field(default_factory=list)  # entry scripts it did not, and why
     # (launcher, its script, where its command line came from, the words of it to fill in)
     launchers: list[tuple[str, str, str, tuple[str, ...]]] = field(default_factory=list)
+    apex: dict[str, list[str]] = field(default_factory=dict)  # what --apex made of each file: way -> files
 
     def count(self, operation: Operation) -> int:
         return sum(1 for f in self.findings if f.operation is operation)
@@ -99,6 +105,12 @@ class Outcome:
 
     def summary(self, options: Options) -> dict:
         summary = self._summary(options)
+        summary["apex"] = {
+            "mode": options.choices().apex_mode,
+            "native": self.apex.get("native", []),  # rewritten to torch.amp, torch DDP, torchport.optim
+            "stand_in": self.apex.get("compat", []),  # importing torchport.compat.apex instead
+            "kept": self.apex.get("kept", []),  # importing apex as they did
+        }
         if options.distribute is not None:
             summary["distributed"] = {
                 "batch": options.distribute.batch,
@@ -362,10 +374,7 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
     outcome.python_files = len(python)
     jobs = (Job(name, data) for name, origin in python.items() if (data := _read(origin, name, outcome)) is not None)
     progress = Progress(len(python)) if options.progress and len(python) >= PROGRESS_MIN_FILES else None
-    results = migrate_guarded(
-        jobs, options.target, options.jobs, options.file_timeout, options.file_memory, options.apply_affinity,
-        options.distribute,
-    )
+    results = migrate_guarded(jobs, options.choices(), options.jobs, options.file_timeout, options.file_memory)
     with Copier(writer, copies, outcome):
         for job, result in results:
             if progress:
@@ -472,6 +481,8 @@ def _read(origin: Path, name: str, outcome: Outcome) -> bytes | None:
 
 def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, options: Options, writer: Writer | None) -> None:
     outcome.findings.extend(result.findings)
+    if result.apex:
+        outcome.apex.setdefault(result.apex, []).append(job.relative)
     if result.distribution is not None:
         if result.distribution.distributed:
             outcome.distributed.append(job.relative)

@@ -87,6 +87,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # why the file could not be migrated (it is then copied unchanged)
     distribution: Distribution | None = None  # what --distributed made of it (None: not asked)
+    apex: str = ""  # what --apex made of its apex: "native", "compat" (the stand-in), "kept"; "": no apex
 
     @property
     def changed(self) -> bool:
@@ -107,13 +108,17 @@ class Reading:
     readable: bool = True  # whether `ast` could read the file
 
 
-def migrate_source(source: bytes, target: Target, path: str = "<string>", apply_affinity: bool = False) -> FileResult:
+def migrate_source(
+    source: bytes, target: Target, path: str = "<string>", apply_affinity: bool = False, keep_apex: bool | None = None,
+) -> FileResult:
     """Migrate Python `source` (bytes, any declared encoding) to `target`; `apply_affinity`: also
-    make the affinity swaps that keep behaviour (see rules/affinity.py)."""
+    make the affinity swaps that keep behaviour (see rules/affinity.py); `keep_apex`: whether apex
+    code stays as written (`migrate --apex keep`; None: where the target keeps it)."""
+    kept = target.keeps_apex if keep_apex is None else keep_apex
     if not mentions(target.name).search(source):
         return FileResult(source)
     rewritten, early = _rewrite_tokens(source, target, path)
-    result = _migrate_parsed(rewritten, target, path, apply_affinity)
+    result = _migrate_parsed(rewritten, target, path, apply_affinity, kept)
     if not early:
         return result
     if result.error is not None:
@@ -131,7 +136,7 @@ def _rewrite_tokens(source: bytes, target: Target, path: str) -> tuple[bytes, li
     return source, rows
 
 
-def _migrate_parsed(source: bytes, target: Target, path: str, apply_affinity: bool) -> FileResult:
+def _migrate_parsed(source: bytes, target: Target, path: str, apply_affinity: bool, keep_apex: bool) -> FileResult:
     """Migrate `source`, which the token rules have seen, with LibCST (the parts that matter)."""
     read = lambda set_aside=True: _read(  # noqa: E731
         source, mentions(target.name), target.device_function is not None, set_aside, follows(target.name))
@@ -140,12 +145,12 @@ def _migrate_parsed(source: bytes, target: Target, path: str, apply_affinity: bo
         return FileResult(source, error=_compile_error(source, path) or "could not be read")
     elision = reading.elision
     if elision is not None:
-        result = _migrate(elision.reduced, target, path, reading, apply_affinity)
+        result = _migrate(elision.reduced, target, path, reading, apply_affinity, keep_apex)
         restored = elision.restore(result.source) if result.changed else source
         if result.error is None and restored is not None:
             return FileResult(restored, [_at_original_lines(f, elision) for f in result.findings])
         reading = read(set_aside=False)  # (the whole file after all)
-    return _migrate(source, target, path, reading, apply_affinity)
+    return _migrate(source, target, path, reading, apply_affinity, keep_apex)
 
 
 class _OneTree:
@@ -238,10 +243,12 @@ def _at_original_lines(finding: Finding, elision: Elision) -> Finding:
     return replace(finding, start_line=start, end_line=end)
 
 
-def _migrate(source: bytes, target: Target, path: str, reading: Reading, apply_affinity: bool = False) -> FileResult:
+def _migrate(
+    source: bytes, target: Target, path: str, reading: Reading, apply_affinity: bool = False, keep_apex: bool = False,
+) -> FileResult:
     """Migrate all of `source` (the whole file, or its reduced form) with LibCST."""
     if _in_pieces(source, reading):
-        return _migrate_in_pieces(source, target, path, reading, apply_affinity)
+        return _migrate_in_pieces(source, target, path, reading, apply_affinity, keep_apex)
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
@@ -249,7 +256,8 @@ def _migrate(source: bytes, target: Target, path: str, reading: Reading, apply_a
     context = FileContext(
         target=target, path=path, module=module, imports=reading.imports, device_index_names=reading.indices,
         device_names=reading.devices,
-        apply_affinity=apply_affinity, whole_source=reading.whole, statement_lines=reading.statement_lines,
+        apply_affinity=apply_affinity, keep_apex=keep_apex, whole_source=reading.whole,
+        statement_lines=reading.statement_lines,
     )
     try:
         module.visit(RulesPass([rule(context) for rule in walking_rules(target.name)]))
@@ -297,7 +305,9 @@ def _in_pieces(source: bytes, reading: Reading) -> bool:
     return all(name in table.shadowed_in for name in table.ambiguous) and pieces.MARKER.encode() not in source
 
 
-def _migrate_in_pieces(source: bytes, target: Target, path: str, reading: Reading, apply_affinity: bool) -> FileResult:
+def _migrate_in_pieces(
+    source: bytes, target: Target, path: str, reading: Reading, apply_affinity: bool, keep_apex: bool,
+) -> FileResult:
     """`_migrate`, a piece of top-level statements at a time (pieces.py): the same text and rows."""
     top = reading.top_level
     encoding = pieces.encoding_of(source)
@@ -307,7 +317,7 @@ def _migrate_in_pieces(source: bytes, target: Target, path: str, reading: Readin
     lines = pieces.split_lines(text + newline if unterminated else text)
     indent = pieces.default_indent(lines, top)
     shared = FileContext(  # (what the pieces add up to)
-        target=target, path=path, file_imports=_file_imports(lines, top), whole_source=reading.whole,
+        target=target, path=path, file_imports=_file_imports(lines, top), whole_source=reading.whole, keep_apex=keep_apex,
     )
     skeleton = pieces.Skeleton(newline, target.definitions, target.guard)
     findings, cuda_imports, codes, changed = [], [], [], False
@@ -352,7 +362,7 @@ def _migrate_piece(
         module = module.with_changes(default_indent=indent)
     context = FileContext(
         target=target, path=path, module=module, imports=reading.imports, device_index_names=reading.indices,
-        device_names=reading.devices, apply_affinity=apply_affinity, whole_source=reading.whole,
+        device_names=reading.devices, apply_affinity=apply_affinity, keep_apex=shared.keep_apex, whole_source=reading.whole,
         statement_lines=starts, once=shared.once, file_imports=shared.file_imports,
     )
     try:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
 from torchport import targets
+from torchport.migrate.apex import KEEP, MODES as APEX_MODES, convert_then_migrate, default_mode
 from torchport.migrate.distributed import Request, distribute_then_migrate
 from torchport.migrate.source import FileResult, mentions, migrate_source
 from torchport.syntax import syntax_problem
@@ -47,18 +48,44 @@ class Job:
     data: bytes
 
 
-def migrate_one(job: Job, target_name: str, apply_affinity: bool = False, distribute: Request | None = None) -> FileResult:
+@dataclass(frozen=True)
+class Choices:
+    """What a run asks of every file of it (the same for each: each worker holds one)."""
+
+    target: str  # the target's name
+    apply_affinity: bool = False  # --apply-affinity
+    distribute: Request | None = None  # --distributed: made to run as one of N processes, where a file is an entry script
+    apex: str | None = None  # --apex: "native" or "keep" (None: the target's default)
+
+    def __post_init__(self) -> None:
+        if self.apex is not None and self.apex not in APEX_MODES:
+            raise ValueError(f"--apex {self.apex}: choose one of {', '.join(APEX_MODES)}")
+
+    @property
+    def apex_mode(self) -> str:
+        return self.apex or default_mode(targets.get(self.target))
+
+
+def migrate_one(job: Job, choices: Choices | str) -> FileResult:
     """One file's result; an error in a rule or in the parser becomes a reason, never an exception.
-    `distribute`: made to run as one of N processes first, where it is a training entry script."""
+    Its apex converted (or kept) first, then --distributed, then the migration. `choices`: a
+    target's name alone asks for nothing else."""
+    choices = Choices(choices) if isinstance(choices, str) else choices
+    target = targets.get(choices.target)
+    mode = choices.apex_mode
+
     def migrate(data: bytes) -> FileResult:
-        if not mentions(target_name).search(data):
+        if not mentions(target.name).search(data):
             return FileResult(data, error=_parse_error(data))
-        return migrate_source(data, targets.get(target_name), job.relative, apply_affinity)
+        return migrate_source(data, target, job.relative, choices.apply_affinity, keep_apex=mode == KEEP)
+
+    def distribute_and_migrate(data: bytes) -> FileResult:
+        if choices.distribute is None:
+            return migrate(data)
+        return distribute_then_migrate(data, job.relative, choices.distribute, migrate)
 
     try:
-        if distribute is not None:
-            return distribute_then_migrate(job.data, job.relative, distribute, migrate)
-        return migrate(job.data)
+        return convert_then_migrate(job.data, job.relative, mode, target, distribute_and_migrate)
     except MemoryError:
         return FileResult(job.data, error="needs more memory than a file may take")
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a rule's bug must not stop the run)
@@ -73,7 +100,7 @@ def _parse_error(data: bytes) -> str | None:
     return str(problem) if problem else None
 
 
-def _serve(connection: Connection, target_name: str, memory: int, apply_affinity: bool, distribute: Request | None) -> None:
+def _serve(connection: Connection, choices: Choices, memory: int) -> None:
     """A worker's loop: receive a job, send its result, until told to stop (None)."""
     faulthandler.disable()  # a crash here is reported by the parent, in one line
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
@@ -90,7 +117,7 @@ def _serve(connection: Connection, target_name: str, memory: int, apply_affinity
             job = connection.recv()
             if job is None:
                 return
-            connection.send(migrate_one(job, target_name, apply_affinity, distribute))
+            connection.send(migrate_one(job, choices))
 
     thread = threading.Thread(target=loop, name="torchport-migrate")
     thread.start()
@@ -107,10 +134,9 @@ def _address_space() -> int:
 
 
 class _Worker:
-    def __init__(self, context, target_name: str, memory: int, apply_affinity: bool, distribute: Request | None) -> None:
+    def __init__(self, context, choices: Choices, memory: int) -> None:
         self.connection, theirs = context.Pipe()
-        arguments = (theirs, target_name, memory, apply_affinity, distribute)
-        self.process = context.Process(target=_serve, args=arguments, daemon=True)
+        self.process = context.Process(target=_serve, args=(theirs, choices, memory), daemon=True)
         self.process.start()
         theirs.close()
         self.job: tuple[int, Job] | None = None
@@ -138,16 +164,16 @@ def _context():
 
 def migrate_guarded(
     jobs: Iterable[Job],
-    target_name: str,
+    choices: Choices | str,
     workers: int = 1,
     timeout: float = FILE_TIMEOUT,
     memory: int = FILE_MEMORY,
-    apply_affinity: bool = False,
-    distribute: Request | None = None,
 ) -> Iterator[tuple[Job, FileResult]]:
-    """Each job with its result, in order, each migrated in a guarded worker process. Of the jobs
+    """Each job with its result, in order, each migrated in a guarded worker process (`choices`:
+    what the run asks of each; a target's name alone asks for nothing else). Of the jobs
     read ahead (at most LOOKAHEAD), the biggest is handed out first, so that a large file read
     last does not keep the other workers waiting at the end."""
+    choices = Choices(choices) if isinstance(choices, str) else choices
     context = _context()
     pending = iter(jobs)
     pool: list[_Worker] = []
@@ -169,7 +195,7 @@ def migrate_guarded(
                 biggest = max(range(len(waiting)), key=lambda i: len(waiting[i][1].data))
                 worker = next((w for w in pool if w.job is None), None)
                 if worker is None:
-                    worker = _Worker(context, target_name, memory, apply_affinity, distribute)
+                    worker = _Worker(context, choices, memory)
                     pool.append(worker)
                 worker.give(*waiting.pop(biggest))
             busy = [w for w in pool if w.job is not None]

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dataclasses import replace
+
+from torchport.migrate.rules.apex_advice import ascend_optimizer, keeps_apex
 from torchport.migrate.rules.base.affinity import AffinityRule
 from torchport.migrate.rules.base.nodes import parse_expression
 from torchport.targets.advice import OPTIMIZER
@@ -33,7 +36,8 @@ class OptimizerAffinity(AffinityRule):
         row = self.affinity(name)
         if row is None:
             return
-        self.advise(node, row, name)
+        twin = ascend_optimizer(name) if keeps_apex(self) else None
+        self.advise(node, replace(row, note=f"{row.note}; or, with Ascend's apex kept, {twin}") if twin else row, name)
         if row.safe and self.context.apply_affinity:
             replacement = row.replacement
 

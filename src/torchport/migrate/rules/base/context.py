@@ -59,6 +59,7 @@ class FileContext:
     device_index_names: frozenset[str] = frozenset()  # names that hold a CUDA device index (device_indices.py)
     device_names: frozenset[str] = frozenset()  # names that hold a device or its name (device_holders.py)
     apply_affinity: bool = False  # perform the affinity swaps that keep behaviour (migrate --apply-affinity)
+    keep_apex: bool = False  # apex code stays as written (migrate --apex keep)
     whole_source: bytes = b""  # the whole file, as read (the rules may walk a reduced one: see elide.py)
     qualified_names: dict[cst.CSTNode, str | None] = field(default_factory=dict)  # Rule.qualified_name's answers
     statement_lines: Sequence[int] | None = None  # where the module's top-level statements start (lines.py)
