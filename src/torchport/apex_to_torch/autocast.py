@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from torchport.apis import apex
+from torchport.apis import amp, apex
 from torchport.apex_to_torch import initialize, scale_loss
 from torchport.apex_to_torch.changes import Unconvertible
 from torchport.apex_to_torch.references import uses
@@ -103,7 +103,8 @@ def _calls_model(statement: cst.CSTNode, models: tuple[str, ...]) -> bool:
 
 def _is_autocast(statement: cst.BaseStatement) -> bool:
     return isinstance(statement, cst.With) and any(
-        isinstance(item.item, cst.Call) and code(item.item.func).split(".")[-1] == "autocast" for item in statement.items)
+        isinstance(item.item, cst.Call) and code(item.item.func).split(".")[-1] == amp.AUTOCAST
+        for item in statement.items)
 
 
 def enabled(found: Read, block: cst.CSTNode, plan, home: cst.CSTNode | None) -> str:

@@ -111,5 +111,7 @@ def _check_sites(found: Read, decided: plan.Plan) -> None:
 
 
 def _finding(path: str, change: Change, lines: list[int] | None) -> Finding:
-    start, end = (change.start_line, change.end_line) if lines is None else (back(lines, change.start_line), back(lines, change.end_line))
+    start, end = change.start_line, change.end_line
+    if lines is not None:
+        start, end = back(lines, start), back(lines, end)
     return Finding(path, start, max(start, end), change.code, change.operation, change.message, change.api)
