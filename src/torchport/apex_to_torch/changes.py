@@ -12,3 +12,14 @@ CODES = {
     "TP307": "apex: the stand-in package, where a form has no confident rewrite",
     "TP300": "apex: uses left as they were",
 }
+
+
+class Unconvertible(Exception):
+    """A form the conversion cannot rewrite with confidence: the file falls back to the stand-in
+    package as a whole. `notes`: rows the file keeps even so (apex.fp16_utils' recipe)."""
+
+    def __init__(self, line: int, why: str, notes: tuple = ()):
+        super().__init__(f"line {line}: {why}")
+        self.line = line
+        self.why = why
+        self.notes = notes

@@ -65,6 +65,27 @@ ASCEND_INITIALIZE_PARAMETERS = ("combine_grad", "combine_ddp", "ddp_replica_coun
                                 "user_cast_preferred")
 # amp.scale_loss(loss, optimizers, loss_id=0, model=None, delay_unscale=False, delay_overflow_check=False)
 SCALE_LOSS_PARAMETERS = ("loss", "optimizers", "loss_id", "model", "delay_unscale", "delay_overflow_check")
+# initialize's parameters whose apex meaning native torch has already, each with why (dropped).
+INITIALIZE_NATIVE_ALREADY = {
+    "keep_batchnorm_fp32": "autocast keeps BatchNorm in float32 itself",
+    "master_weights": "the model's weights stay float32 under autocast: they are the master weights",
+    "num_losses": "one GradScaler serves every loss",
+    "verbosity": "apex's own logging",
+    "min_loss_scale": "GradScaler's dynamic scale has no lower bound",
+    "max_loss_scale": "GradScaler's dynamic scale has no upper bound",
+    **{name: "Ascend apex's fused-gradient option: native torch needs none" for name in ASCEND_INITIALIZE_PARAMETERS},
+}
+# initialize's parameters that ask for apex's own casting, which autocast does not follow (given
+# other than None, the file is not converted).
+INITIALIZE_APEX_ONLY = ("cast_model_type", "patch_torch_functions", "cast_model_outputs")
+# scale_loss's parameters native torch has no use for, each with why.
+SCALE_LOSS_NATIVE_ALREADY = {
+    "loss_id": "one GradScaler serves every loss",
+    "delay_unscale": "GradScaler unscales at scaler.step (or scaler.unscale_), so accumulated gradients stay scaled "
+                     "until then without being asked",
+    "delay_overflow_check": "GradScaler checks for inf/nan at scaler.step",
+    "model": "GradScaler needs no model",
+}
 
 
 class Replacement(NamedTuple):

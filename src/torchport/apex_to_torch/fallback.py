@@ -1,0 +1,55 @@
+"""The compat form: a file the conversion cannot rewrite with confidence imports the stand-in
+package in place of apex (`from apex import amp` -> `from torchport.compat.apex import amp`,
+`import apex` -> `import torchport.compat.apex as apex`), and nothing else of it changes: the
+stand-in has apex's public API, so the file runs as it was written, on any device."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchport.apis import apex
+from torchport.apex_to_torch.changes import Unconvertible
+from torchport.apex_to_torch.imports import apex_imports, is_apex_alias, module_of
+from torchport.apex_to_torch.reading import read
+from torchport.distribute.changes import Change
+from torchport.distribute.edits import Edits, Read, dotted
+from torchport.findings import Operation
+
+CODE = "TP307"
+NOTE_CODE = "TP300"
+
+
+def compat_module(module: str) -> str:
+    """apex.parallel -> torchport.compat.apex.parallel."""
+    return apex.COMPAT + module[len(apex.APEX):]
+
+
+def to_compat(text: str, why: Unconvertible) -> tuple[str, list[Change]]:
+    found = read(text)
+    edits, changes = Edits(), []
+    reason = f"{why.why} (line {why.line})" if why.line else why.why
+    for item in apex_imports(found, stars=True):
+        node, line = item.node, found.line(item.node)
+        if isinstance(node, cst.ImportFrom):
+            edits.replace(node, node.with_changes(module=cst.parse_expression(compat_module(item.module))))
+            what = f"from {item.module} import ... -> from {compat_module(item.module)} import ..."
+        else:
+            edits.replace(node, node.with_changes(names=[_compat_alias(node, a) for a in node.names]))
+            what = f"import {item.module} -> import {compat_module(item.module)}"
+        changes.append(Change(line, line, CODE, Operation.MODIFY,
+                              f"{what}: the stand-in package, as the file is not rewritten to native torch: {reason}",
+                              item.module))
+    changes += [Change(at, at, NOTE_CODE, Operation.NOTE, note, apex.FP16_UTILS) for at, note in why.notes]
+    return edits.apply(found.module), changes
+
+
+def _compat_alias(node: cst.Import, alias: cst.ImportAlias) -> cst.ImportAlias:
+    if not is_apex_alias(node, alias):
+        return alias
+    module = module_of(node, alias)
+    if alias.asname is not None:  # import apex.amp as amp -> import torchport.compat.apex.amp as amp
+        return alias.with_changes(name=cst.parse_expression(compat_module(module)))
+    # `import apex.amp` binds `apex`: the stand-in, bound to the same name
+    top = dotted(alias.name).split(".")[0]
+    return alias.with_changes(name=cst.parse_expression(compat_module(apex.APEX)),
+                              asname=cst.AsName(name=cst.Name(top)))
