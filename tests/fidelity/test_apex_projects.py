@@ -45,13 +45,12 @@ BIN = Path(sys.executable).parent
 TORCHPORT = [str(BIN / "torchport")] if (BIN / "torchport").exists() else [sys.executable, "-m", "torchport.cli"]
 TORCHRUN = shutil.which("torchrun", path=str(BIN)) or "torchrun"
 TWO_RANKS = ["--standalone", "--nproc_per_node", "2"]
-TIMEOUT_S = 120  # a run takes 2-8 s; a hung process group waits for this
+TIMEOUT_S = 120  # a run takes 3-10 s; a hung process group waits for this
 RELATIVE_TOLERANCE = 1e-3
 COMPAT_MODULE = "torchport.compat.apex"
 COMPAT_CODE = "TP307"
-
-
-BOTH_WAYS = ("bf16", "no-bf16")
+NATIVE = {"bf16": True, "no-bf16": False}  # the CPU computes bfloat16 natively, or not
+BOTH_WAYS = tuple(NATIVE)
 
 
 class Project(NamedTuple):
@@ -80,7 +79,6 @@ MIGRATED = {"migrate-cpu": "cpu", "migrate-accelerator": "accelerator"}
 # (name, target, flags): the runnable migrations, and the npu ones, which are read, not run
 MIGRATIONS = {"cpu": ("cpu", ()), "accelerator": ("accelerator", ()), "npu": ("npu", ()),
               "npu-native": ("npu", ("--apex", "native"))}
-NATIVE = {"bf16": True, "no-bf16": False}  # the CPU computes bfloat16 natively, or not
 RUNS = [(name, mode, cpu) for name, p in PROJECTS.items() for mode in ["reference", *MODES] for cpu in p.cpus]
 CASES = [(name, mode, cpu) for name, mode, cpu in RUNS if mode != "reference"]
 LOSS = re.compile(r"\b(loss\w*)=(-?[0-9.]+(?:e[-+]?\d+)?|nan|inf)")
