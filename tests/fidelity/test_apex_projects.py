@@ -1,6 +1,7 @@
 """apex pattern projects (#23's "Done when"): training scripts written for NVIDIA apex in the
-styles public projects use (apex/projects/) train after torchport has moved them as the same
-script written by hand with torch.amp for the CPU trains (apex/references/: same seed, same data).
+styles public projects use (apex_projects/projects/) train after torchport has moved them as the
+same script written by hand with torch.amp for the CPU trains (apex_projects/references/: same
+seed, same data).
 
   plain_o1            apex's README loop: amp.initialize O1, `with amp.scale_loss(...)`
   o2_clip_checkpoint  O2, clipping through amp.master_params, `'amp': amp.state_dict()` saved and resumed
@@ -39,7 +40,9 @@ import native_bf16  # tests/cpu_bf16 (on sys.path: tests/conftest.py)
 
 pytestmark = pytest.mark.fidelity  # `make fidelity`: too many processes for the unit suite's budget
 
-HERE = Path(__file__).resolve().parent / "apex"
+# Not "apex": pytest puts tests/fidelity on sys.path, where a folder named apex is importable as a
+# namespace package, and `import apex` would no longer fail (the stand-in is served only then).
+HERE = Path(__file__).resolve().parent / "apex_projects"
 PROJECT_DIR, REFERENCE_DIR = HERE / "projects", HERE / "references"
 BIN = Path(sys.executable).parent
 TORCHPORT = [str(BIN / "torchport")] if (BIN / "torchport").exists() else [sys.executable, "-m", "torchport.cli"]
