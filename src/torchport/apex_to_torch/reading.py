@@ -14,7 +14,7 @@ from functools import lru_cache
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchport.distribute.edits import SCOPES, Read, dotted
+from torchport.distribute.edits import Read, dotted, walk
 
 APEX = "apex"
 
@@ -38,13 +38,7 @@ class Source(Read):
     def walk(self, node: cst.CSTNode, into_scopes: bool = True):
         """distribute.edits.walk over this reading's tree, from its index (LibCST's `children`
         visits a node each time it is asked)."""
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            yield current
-            if not into_scopes and current is not node and isinstance(current, SCOPES):
-                continue
-            stack.extend(reversed(self._children.get(current, ())))
+        return walk(node, into_scopes, lambda current: self._children.get(current, ()))
 
     def calls(self, node: cst.CSTNode, into_scopes: bool = True):
         return (n for n in self.walk(node, into_scopes) if isinstance(n, cst.Call))

@@ -74,16 +74,17 @@ class Read:
         return node
 
 
-def walk(node: cst.CSTNode, into_scopes: bool = True) -> Iterator[cst.CSTNode]:
+def walk(node: cst.CSTNode, into_scopes: bool = True, children=None) -> Iterator[cst.CSTNode]:
     """`node` and every node below it (not into nested functions, classes and lambdas when
-    `into_scopes` is false)."""
+    `into_scopes` is false). `children`: a node's children from an index (LibCST's `children`
+    property builds them anew each time it is asked)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
         if not into_scopes and current is not node and isinstance(current, SCOPES):
             continue
-        stack.extend(reversed(current.children))
+        stack.extend(reversed(current.children if children is None else children(current)))
 
 
 def calls(node: cst.CSTNode, into_scopes: bool = True) -> Iterator[cst.Call]:
