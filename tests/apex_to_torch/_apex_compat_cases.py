@@ -226,4 +226,14 @@ COMPAT = [
             if (step + 1) % 4 == 0:
                 optimizer.step()
         """, "unscaled twice before a step (line 8)", id="clipping each accumulated micro-batch"),
+    case("""
+        from apex.optimizers import FusedAdam
+
+        optimizer = FusedAdam(model.parameters(), **optimizer_kwargs)
+        """, """
+        from torchport.compat.apex.optimizers import FusedAdam
+
+        optimizer = FusedAdam(model.parameters(), **optimizer_kwargs)
+        """, "the unpacked arguments fill is not known before the script runs (line 3)",
+        id="an optimizer's arguments unpacked from a dict (FastPitch)"),
 ]

@@ -58,7 +58,10 @@ def _arguments(found: Read, use: Use, replacement: apex.Replacement, line: int, 
     call = use.call
     positional = [a for a in call.args if a.keyword is None]
     by_place = min(2, len(replacement.keeps))  # (apex's order and the kept parameters' agree this far)
-    if any(a.star for a in call.args) or len(positional) > by_place:
+    if any(a.star for a in call.args):
+        raise Unconvertible(line, f"{short}(*...) / (**...): which apex parameters the unpacked arguments fill "
+                                  "is not known before the script runs")
+    if len(positional) > by_place:
         raise Unconvertible(line, f"{short}(...) with more than {by_place} arguments by place: which apex parameters "
                                   "they fill is not read")
     given = {(a.keyword.value if a.keyword is not None else replacement.keeps[i]): a for i, a in enumerate(call.args)}
