@@ -87,7 +87,9 @@ def main(args: argparse.Namespace) -> int:
     sys.argv = argv
     try:
         run()
+        close_process_group()
     except SystemExit as stop:
+        close_process_group()
         return exit_status(stop.code)
     except KeyboardInterrupt:
         raise  # the CLI's one line and status 130
@@ -189,6 +191,16 @@ def refuse_invalid_python(path: str, name: str) -> None:
         PYTHON2: ": port it to Python 3 first",
     }.get(problem.era, "")
     raise UsageError(f"{name} is {problem}{remedy}")
+
+
+def close_process_group() -> None:
+    """Destroy the default process group a script that ended left open, as torch asks a script to
+    at its end: otherwise gloo's worker threads may still hold work when the interpreter is torn
+    down, and a rank aborts at exit ("terminate called without an active exception",
+    pytorch/pytorch#190489 and #179291), failing its launch after the script succeeded."""
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def exit_status(code) -> int:

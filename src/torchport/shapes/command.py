@@ -144,13 +144,15 @@ def _migrate_at_run_time(args: argparse.Namespace):
 
 def _run(code, script: str, argv: list[str]) -> int:
     """Run the script; its exit status, as `torchport run` gives it."""
-    from torchport.runtime.command import exit_status, report_uncaught
+    from torchport.runtime.command import close_process_group, exit_status, report_uncaught
 
     try:
         run_as_main(code, script, argv)
+        close_process_group()
     except StepLimit:
         return 0
     except SystemExit as stop:
+        close_process_group()
         return exit_status(stop.code)
     except KeyboardInterrupt:
         raise  # the CLI's one line and status 130, after the report
