@@ -1,6 +1,9 @@
 """`run` destroys the default process group a script left open when it ends (as torch asks a
 script to), so that no rank aborts at interpreter teardown with gloo's threads still holding work."""
 
+import os
+import sys
+
 import pytest
 
 LEAVES_A_GROUP_OPEN = '''\
@@ -16,7 +19,13 @@ if sys.argv[1:] == ["exit"]:
 
 @pytest.fixture
 def runtime_undone():
+    """`run` sets TORCHPORT_TARGET and TORCHPORT_LOG for its children, and init_process_group
+    wraps sys.excepthook (each line of a traceback prefixed with the rank): not for later tests'."""
+    saved, hook = dict(os.environ), sys.excepthook
     yield
+    os.environ.clear()
+    os.environ.update(saved)
+    sys.excepthook = hook
     from torchport import runtime
 
     runtime.undo()
