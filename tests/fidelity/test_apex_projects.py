@@ -36,6 +36,8 @@ from typing import NamedTuple
 
 import pytest
 
+from _processes import execute
+
 import native_bf16  # tests/cpu_bf16 (on sys.path: tests/conftest.py)
 
 pytestmark = pytest.mark.fidelity  # `make fidelity`: too many processes for the unit suite's budget
@@ -99,20 +101,7 @@ def _env(native: bool) -> dict[str, str]:
 
 
 def _execute(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    """Run a command; a run past the time limit comes back as a failed run, not as an error
-    (SIGTERM first, which torchrun passes on to its workers)."""
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        stdout, stderr = process.communicate(timeout=TIMEOUT_S)
-        return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
-    except subprocess.TimeoutExpired:
-        process.terminate()
-        try:
-            stdout, _ = process.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            stdout, _ = process.communicate()
-        return subprocess.CompletedProcess(command, 124, stdout, f"timed out after {TIMEOUT_S} s")
+    return execute(command, cwd, env, TIMEOUT_S)
 
 
 def _migrate(kind: str, out: Path) -> tuple[subprocess.CompletedProcess, Path]:

@@ -43,6 +43,8 @@ from typing import NamedTuple
 
 import pytest
 
+from _processes import execute
+
 pytestmark = pytest.mark.fidelity  # `make fidelity`: too many processes for the unit suite's budget
 
 HERE = Path(__file__).resolve().parent / "distributed"
@@ -114,21 +116,7 @@ def _env(run_dir: Path) -> dict[str, str]:
 
 
 def _execute(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    """Run a command; a run past the time limit comes back as a failed run, not as an error. It is
-    stopped by SIGTERM first: torchrun then stops its workers (each in a session of its own, which
-    a SIGKILL to torchrun would leave running, waiting for their group)."""
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        stdout, stderr = process.communicate(timeout=TIMEOUT_S)
-        return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
-    except subprocess.TimeoutExpired:
-        process.terminate()
-        try:
-            stdout, _ = process.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            stdout, _ = process.communicate()
-        return subprocess.CompletedProcess(command, 124, stdout, f"timed out after {TIMEOUT_S} s")
+    return execute(command, cwd, env, TIMEOUT_S)
 
 
 def _migrate(kind: str, out: Path) -> tuple[subprocess.CompletedProcess, Path]:
