@@ -1,16 +1,16 @@
 """apex code migrated to npu uses only names the target has (the torch_npu wheel's surface, as
 test_npu_surface.py checks the other migrated code): kept (the npu default), apex stays and the
-device code around it moves; with --apex native, no apex is left. The native case needs the real
-conversion (apex_to_torch): until it lands it is skipped, and says so."""
+device code around it moves; with --apex native, no apex is left. The same holds for the apex
+pattern projects of tests/fidelity/apex_projects/."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from test_npu_surface import DOTTED, SURFACES
-from torchport.apex_to_torch import driver
 from torchport.migrate.apex import apex_import_line
 from torchport.migrate.workers import Choices, Job, migrate_one
 
@@ -42,21 +42,19 @@ def train(loader, epochs=1):
         torch.save({"model": model.state_dict(), "amp": amp.state_dict()}, "checkpoint.pt")
     torch.cuda.synchronize()
 '''
-CONVERTS = driver.convert_source(SCRIPT, "train.py").changed
-needs_the_conversion = pytest.mark.skipif(
-    not CONVERTS, reason="needs the apex conversion (apex_to_torch, helper native): the skeleton returns the source as it is")
+PROJECTS = Path(__file__).resolve().parents[1] / "fidelity" / "apex_projects" / "projects"
 OPTIM = re.compile(r"\btorchport\.optim\.(\w+)|^from torchport\.optim import (\w+(?:, \w+)*)$", re.MULTILINE)
 
 
-def _migrated(apex: str | None) -> str:
-    result = migrate_one(Job("train.py", SCRIPT.encode()), Choices("npu", apex=apex))
+def _migrated(apex: str | None, source: str = SCRIPT) -> str:
+    result = migrate_one(Job("train.py", source.encode()), Choices("npu", apex=apex))
     assert result.error is None
     return result.source.decode()
 
 
-def _missing(text: str) -> list[str]:
+def _missing(text: str, exercised: bool = True) -> list[str]:
     used = set(DOTTED.findall(text))
-    assert used, "the script should exercise the target's device module"
+    assert used or not exercised, "the script should exercise the target's device module"
     return sorted(f"{module}.{name}" for module, name in used if name not in SURFACES[module])
 
 
@@ -66,7 +64,6 @@ def test_npu_default_keeps_apex_and_uses_only_names_torch_npu_has():
     assert _missing(text) == []
 
 
-@needs_the_conversion
 def test_npu_with_apex_native_leaves_no_apex_and_uses_only_names_torch_npu_has():
     import torchport.optim
 
@@ -78,9 +75,18 @@ def test_npu_with_apex_native_leaves_no_apex_and_uses_only_names_torch_npu_has()
     assert used and all(hasattr(torchport.optim, name) for name in used), used
 
 
-@needs_the_conversion
 @pytest.mark.parametrize("target", ["npu", "cpu"])
 def test_migrating_the_native_output_again_changes_nothing(target):
     once = migrate_one(Job("train.py", SCRIPT.encode()), Choices(target, apex="native"))
     again = migrate_one(Job("train.py", once.source), Choices(target, apex="native"))
     assert once.apex in ("native", "compat") and again.source == once.source and not again.changed
+
+
+@pytest.mark.parametrize("project", sorted(p.name for p in PROJECTS.glob("*.py")))
+def test_each_apex_pattern_project_on_npu_uses_only_names_torch_npu_has(project):
+    source = (PROJECTS / project).read_text()
+    kept, native = _migrated(None, source), _migrated("native", source)
+    assert apex_import_line(kept.encode()) is not None
+    assert apex_import_line(native.encode()) is None
+    assert _missing(kept, exercised=False) == [] and _missing(native, exercised=False) == []
+    assert "torch.amp.GradScaler(\"npu\"" in native or "torchport.compat.apex" in native
