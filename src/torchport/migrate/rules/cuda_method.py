@@ -58,7 +58,8 @@ class CudaMethodRule(Rule):
         if method is not None and not self.target.has_device:  # (`.cpu()` takes no device)
             self.change(node, _renamed(method, keep_args=False), f"replace .cuda() with .{method}()")
         elif method is not None:
-            self.change(node, _renamed(method, keep_args=True), f"replace .cuda() with .{method}(...)")
+            arguments = "(...)" if node.args else "()"  # (the message shows the call as written)
+            self.change(node, _renamed(method, keep_args=True), f"replace .cuda{arguments} with .{method}{arguments}")
         else:
             argument = call_argument(node, "device", position=0)
             if argument is None:
