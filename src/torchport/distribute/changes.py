@@ -27,3 +27,13 @@ CODES = {
     "TP206": "distributed: batch size and learning rate across processes",
     "TP200": "distributed: files left as they were",
 }
+# What a row of each code is about, for the OP column of a row that names no API of its own.
+SUBJECTS = {
+    "TP200": "--distributed",
+    "TP201": "process group",
+    "TP202": "DistributedSampler",
+    "TP203": "DistributedDataParallel",
+    "TP204": "mp.spawn",
+    "TP205": "rank 0",
+    "TP206": "batch size",
+}

@@ -9,7 +9,7 @@ from typing import Callable, Literal, NamedTuple
 import libcst as cst
 
 from torchport.distribute import detect, loaders, model, rank_zero, setup, spawn
-from torchport.distribute.changes import Change
+from torchport.distribute.changes import SUBJECTS, Change
 from torchport.distribute.lines import back, line_map
 from torchport.findings import Finding
 
@@ -80,4 +80,5 @@ def distribute_source(source: str, path: str = "<string>", options: Options = Op
 
 def _finding(path: str, change: Change, lines: list[int] | None) -> Finding:
     start, end = (change.start_line, change.end_line) if lines is None else (back(lines, change.start_line), back(lines, change.end_line))
-    return Finding(path, start, max(start, end), change.code, change.operation, change.message, change.api)
+    return Finding(path, start, max(start, end), change.code, change.operation, change.message,
+                   change.api or SUBJECTS.get(change.code, ""))

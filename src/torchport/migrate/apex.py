@@ -105,7 +105,7 @@ def _noted(result: FileResult, rows: list[Finding], way: str) -> FileResult:
 
 
 def _note(path: str, line: int, message: str) -> Finding:
-    return Finding(path, line, line, NOTE_CODE, Operation.NOTE, message, api=APEX if line else "")
+    return Finding(path, line, line, NOTE_CODE, Operation.NOTE, message, api=APEX)
 
 
 def apex_import_line(data: bytes) -> int | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from torchport.distribute.driver import Distribution, Options, distribute_source
+from torchport.distribute.changes import SUBJECTS
 from torchport.distribute.lines import back, line_map
 from torchport.findings import Finding, Operation
 from torchport.migrate.source import FileResult
@@ -46,7 +47,7 @@ def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: C
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a step's bug costs the file its distribution only)
         plain = migrate(data)
         why = f"not distributed: internal error ({type(error).__name__}: {first_line(error)})"
-        return _with_rows(plain, [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why)], Distribution(True, False, why))
+        return _with_rows(plain, [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why, SUBJECTS[NOTE_CODE])], Distribution(True, False, why))
     plan = done.plan
     if plan is None:  # (not valid Python to LibCST: migrated, or reported, as before)
         problem = syntax_problem(data, path)
@@ -54,7 +55,7 @@ def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: C
             return migrate(data)
         why = (f"not distributed: {problem}; migrate it without --distributed first (async= becomes "
                "non_blocking=), then migrate --distributed what that writes")
-        return _with_rows(migrate(data), [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why)],
+        return _with_rows(migrate(data), [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why, SUBJECTS[NOTE_CODE])],
                           Distribution(False, False, why))
     notes = done.findings
     if not done.changed:
@@ -68,7 +69,7 @@ def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: C
     if result is None or result.error is not None:
         plain = migrate(data)
         why = f"not distributed: the rewritten file could not be migrated ({result.error if result else 'encoding'})"
-        row = Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why)
+        row = Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why, SUBJECTS[NOTE_CODE])
         return _with_rows(plain, [row], Distribution(plan.entry, False, why))
     lines = line_map(text, done.source)
     migrated = [mapped_back(finding, lines) for finding in result.findings]
