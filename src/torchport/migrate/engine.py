@@ -489,7 +489,8 @@ def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, option
         elif result.distribution.entry:
             outcome.left_alone.append((job.relative, result.distribution.left_alone))
     if result.error:
-        outcome.skipped.append((job.relative, f"not migrated, copied unchanged: {result.error}"))
+        copied = ", copied unchanged" if writer is not None else ""  # (analyze writes no tree)
+        outcome.skipped.append((job.relative, f"not migrated{copied}: {result.error}"))
     if result.changed:
         outcome.changed.append(job.relative)
         if options.diff:
