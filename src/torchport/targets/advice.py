@@ -33,6 +33,7 @@ class Advice:
     # a dtype one kernel lacks is not knowable from the kernel lists)
     dtype_limits: dict[str, str] = field(default_factory=dict)
     has_device: bool = True  # False on the CPU: copies, launchers and queues have nothing to do
+    single_device: bool = False  # one device a machine (Apple silicon): no process per device to start
     launch_env: tuple[str, ...] = ()  # environment switches the target's guide recommends
     varying_shapes: str = ""  # the remedy (a call) when input shapes change between steps
     varying_shapes_effect: str = ""  # where it goes and what it does, for `torchport shapes`

@@ -17,7 +17,7 @@ DTYPE_LIMITS = {
 TARGET = Target(
     name="mps",
     rank=3,
-    advice=common(dtype_limits=DTYPE_LIMITS),
+    advice=common(dtype_limits=DTYPE_LIMITS, single_device=True),
     auto=True,
     summary="Apple GPU (torch.mps): a single device; distributed code falls back to gloo",
     device_module="torch.mps",

@@ -74,6 +74,7 @@ ROWS = [
         "mp.spawn(worker, args=(2,), nprocs=2)\n",
         {
             "cpu": [],
+            "mps": [],  # (one device: no process per device to start)
             "default": [("TP104", 2, "PERFORMANCE")],
         },
         id="mp.spawn on a device target (TP104)",
@@ -122,3 +123,12 @@ ROWS = [
 @pytest.mark.parametrize(("source", "target", "rows"), per_target(ROWS))
 def test_advice_is_a_row_at_its_line(source, target, rows):
     assert_rows(source, target, rows, CODES)
+
+
+def test_on_a_one_device_target_dataparallel_advice_says_to_drop_it_not_to_start_processes():
+    from torchport import targets
+    from torchport.migrate import migrate_source
+
+    result = migrate_source((TORCH + "model = torch.nn.DataParallel(model)\n").encode(), targets.get("mps"), "m.py")
+    [row] = [f for f in result.findings if f.code == "TP103"]
+    assert "one device" in row.message and "drop it" in row.message and "process per device" not in row.message

@@ -20,14 +20,17 @@ class DataParallelAdvice(Rule):
     reads = tuple(DATA_PARALLEL)
     mentions = rb"DataParallel\(|data_parallel\("
     title = "advice: DataParallel"
-    readme = """advice: `nn.DataParallel` / `data_parallel` splits nothing off CUDA: DDP with one process per device"""
+    readme = """advice: `nn.DataParallel` / `data_parallel` splits nothing off CUDA: DDP with one process per device (on a one-device target: drop it)"""
     sample = "import torch\n\n\ndef wrap(model):\n    return torch.nn.DataParallel(model)\n"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         api = self.qualified_name(node.func)
         if api not in DATA_PARALLEL:
             return
-        if self.target.advice.has_device:
+        if self.target.advice.single_device:
+            message = (f"{self.target.name} has one device: DataParallel splits nothing there and prefixes checkpoint "
+                       "keys with 'module.': drop it")
+        elif self.target.advice.has_device:
             message = (f"DataParallel does not split work across {self.target.name} devices: use "
                        "DistributedDataParallel with one process per device (torchrun; "
                        "torchport migrate --distributed writes it)")
