@@ -132,3 +132,26 @@ def test_on_a_one_device_target_dataparallel_advice_says_to_drop_it_not_to_start
     result = migrate_source((TORCH + "model = torch.nn.DataParallel(model)\n").encode(), targets.get("mps"), "m.py")
     [row] = [f for f in result.findings if f.code == "TP103"]
     assert "one device" in row.message and "drop it" in row.message and "process per device" not in row.message
+
+
+PINNED_LOADER = TORCH + (
+    "def train(model, data, optimizer, device):\n"
+    "    for x in loader:\n"
+    "        model(x.to(device)).sum().backward()\n"
+    "        optimizer.step()\n"
+    "\n"
+    "\n"
+    "def build(data):\n"  # (after the loop, and in a function that never mentions CUDA)
+    "    return torch.utils.data.DataLoader(data, batch_size=8, pin_memory={pin})\n"
+)
+
+
+@pytest.mark.parametrize("pin, advised", [("True", False), ("args.pin", False), ("False", True)])
+def test_pin_memory_is_advised_only_where_no_loader_pins_already(pin, advised):
+    from torchport import targets
+    from torchport.migrate import migrate_source
+
+    result = migrate_source(PINNED_LOADER.format(pin=pin).encode(), targets.get("npu"), "train.py")
+    [row] = [f for f in result.findings if f.code == "TP106"]
+    assert ("pin_memory=True" in row.message) is advised, row.message
+    assert "non_blocking=True" in row.message

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import warnings
+
 import libcst as cst
 
 from torchport.findings import Operation
 from torchport.migrate.rules.base.nodes import call_argument, source_of
 from torchport.migrate.rules.base.rule import Rule
 from torchport.migrate.rules.base.training_step import TRAINING_STEP
+from torchport.pyast import AST_PARSE_ERRORS
 
 
 class NonBlockingAdvice(Rule):
@@ -39,6 +43,7 @@ class NonBlockingAdvice(Rule):
         super().__init__(context)
         self.loops = 0  # loops around the current node, in the current function
         self.outer: list[int] = []  # the same count for each function the current one is in
+        self.pins: bool | None = None  # whether the file pins its loaders' memory already (read on first need)
 
     def visit_For(self, node: cst.For) -> None:  # noqa: N802
         self.loops += 1
@@ -57,9 +62,27 @@ class NonBlockingAdvice(Rule):
         if not self.loops or not self.target.advice.has_device or not _is_device_copy(node):
             return
         if call_argument(node, "non_blocking") is None:
+            if self.pins is None:
+                self.pins = passes_pin_memory(self.context.whole_source)
+            pinned = " (its loader pins memory already)" if self.pins else " (and pin_memory=True to the DataLoader)"
             self.report(node, Operation.PERFORMANCE,
-                        "a copy to the device in a loop: pass non_blocking=True (and pin_memory=True to the "
-                        "DataLoader) so that it overlaps the compute", api=f".{node.func.attr.value}()")
+                        f"a copy to the device in a loop: pass non_blocking=True{pinned} so that it overlaps the compute",
+                        api=f".{node.func.attr.value}()")
+
+
+def passes_pin_memory(source: bytes) -> bool:
+    """Whether a call in `source` passes `pin_memory` (as anything but False): the whole file, as
+    read, since the rules may walk it with functions that never mention CUDA set aside."""
+    if b"pin_memory" not in source:
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except AST_PARSE_ERRORS:
+        return False
+    return any(keyword.arg == "pin_memory" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is False)
+               for node in ast.walk(tree) if isinstance(node, ast.Call) for keyword in node.keywords)
 
 
 def _is_device_copy(node: cst.Call) -> bool:
