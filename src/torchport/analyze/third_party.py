@@ -23,7 +23,6 @@ import mmap
 import os
 import re
 import sys
-import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -33,7 +32,7 @@ from torchport.apis.cuda_module import DEVICE_MODULE, MODULES, is_patched
 from torchport.apis.devices import DEVICE_FIRST_CALLS, DEVICE_KEYWORDS, TO_METHODS
 from torchport.apis.distributed import CUDA_DIST_BACKEND, NCCL_ENUM, PROCESS_GROUPS
 from torchport.errors import UsageError
-from torchport.pyast import AST_PARSE_ERRORS, dotted_name
+from torchport.pyast import dotted_name, parse_quietly
 from torchport.report.csv_table import write_table
 from torchport.runtime.callers import HONEST_ENV, honest_packages
 from torchport.targets import surface
@@ -204,7 +203,7 @@ def _absolute_imports(path: Path) -> set[str]:
         return set()
     if b"import" not in data:
         return set()
-    tree = _parse(data, path)
+    tree = parse_quietly(data, str(path))
     if tree is None:
         return set()
     names = set()
@@ -298,15 +297,6 @@ def _module_name(shown: str) -> str:
     return ".".join(parts)
 
 
-def _parse(data: bytes, path: Path) -> ast.Module | None:
-    with warnings.catch_warnings():  # invalid escapes and the like, in someone else's code
-        warnings.simplefilter("ignore")
-        try:
-            return ast.parse(data, filename=str(path))
-        except AST_PARSE_ERRORS:
-            return None
-
-
 def _scan_python(path: Path, shown: str, honest: frozenset[str], scan: LibraryScan) -> None:
     scan.python_files += 1
     try:
@@ -316,7 +306,7 @@ def _scan_python(path: Path, shown: str, honest: frozenset[str], scan: LibrarySc
         return
     if not _MENTIONS.search(data):
         return
-    tree = _parse(data, path)
+    tree = parse_quietly(data, str(path))
     if tree is None:
         scan.unparseable.append(shown)
         return

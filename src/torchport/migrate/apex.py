@@ -8,7 +8,6 @@ before, byte for byte; a conversion that fails costs the file its conversion onl
 from __future__ import annotations
 
 import ast
-import warnings
 from dataclasses import replace
 from typing import Callable
 
@@ -19,7 +18,7 @@ from torchport.findings import Finding, Operation
 from torchport.migrate.distributed import decoded, first_line, mapped_back
 from torchport.distribute.lines import line_map
 from torchport.migrate.source import FileResult
-from torchport.pyast import AST_PARSE_ERRORS
+from torchport.pyast import parse_quietly
 from torchport.targets import Target
 
 NOTE_CODE = "TP300"
@@ -111,11 +110,8 @@ def _note(path: str, line: int, message: str) -> Finding:
 def apex_import_line(data: bytes) -> int | None:
     """The first line that imports apex (`import apex.amp`, `from apex import amp`, in a `try:`
     or a function too); None where none does or Python cannot read the file."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(data)
-    except AST_PARSE_ERRORS:
+    tree = parse_quietly(data)
+    if tree is None:
         return None
     lines = [node.lineno for node in ast.walk(tree) if _imports_apex(node)]
     return min(lines, default=None)

@@ -29,7 +29,7 @@ from torchport.migrate.rules.base.rule import Rule, TokenRule
 from torchport.migrate.rules.base.rules_pass import RulesPass
 from torchport.migrate.rules.setup_import import missing_setup_import
 from torchport import targets
-from torchport.pyast import AST_PARSE_ERRORS
+from torchport.pyast import AST_PARSE_ERRORS, parse_quietly
 from torchport.syntax import syntax_problem
 from torchport.targets import Target
 
@@ -172,7 +172,7 @@ def _read(
     that hold a device; `set_aside`: set aside the definitions that need no migration;
     `followed`: what a statement says whose names a rule follows (pieces.py)."""
     if len(source) <= pieces.READ_WHOLE_BYTES:
-        tree = _ast_of(source)
+        tree = parse_quietly(source)
         if tree is None:
             return Reading(source, readable=False)
         parts = _OneTree(tree)
@@ -227,15 +227,6 @@ def _read_parts(source: bytes, parts, mentioned: Mentions, device_kinds: bool, s
     table = ImportTable.of_trees(seen_trees())
     devices_held = devices.names() if devices is not None else frozenset()
     return Reading(source, index_names, devices_held, table, elision, statement_lines, top)
-
-
-def _ast_of(source: bytes) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(source)
-    except AST_PARSE_ERRORS:
-        return None
 
 
 def _at_original_lines(finding: Finding, elision: Elision) -> Finding:

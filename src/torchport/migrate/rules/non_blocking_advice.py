@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import warnings
 
 import libcst as cst
 
@@ -11,7 +10,7 @@ from torchport.findings import Operation
 from torchport.migrate.rules.base.nodes import call_argument, source_of
 from torchport.migrate.rules.base.rule import Rule
 from torchport.migrate.rules.base.training_step import TRAINING_STEP
-from torchport.pyast import AST_PARSE_ERRORS
+from torchport.pyast import parse_quietly
 
 
 class NonBlockingAdvice(Rule):
@@ -75,11 +74,8 @@ def passes_pin_memory(source: bytes) -> bool:
     read, since the rules may walk it with functions that never mention CUDA set aside."""
     if b"pin_memory" not in source:
         return False
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except AST_PARSE_ERRORS:
+    tree = parse_quietly(source)
+    if tree is None:
         return False
     return any(keyword.arg == "pin_memory" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is False)
                for node in ast.walk(tree) if isinstance(node, ast.Call) for keyword in node.keywords)
