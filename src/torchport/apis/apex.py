@@ -131,8 +131,6 @@ OPTIMIZERS = {
 NPU_FUSED = ("NpuFusedSGD", "NpuFusedAdam", "NpuFusedAdamW", "NpuFusedAdadelta", "NpuFusedLamb", "NpuFusedAdamP",
              "NpuFusedBertAdam", "NpuFusedRMSprop", "NpuFusedRMSpropTF")
 OPTIMIZERS.update({f"apex.optimizers.{name}": Replacement(f"torchport.optim.{name}", ()) for name in NPU_FUSED})
-# apex optimizers with no native twin: the stand-in package carries them (torchport.compat.apex).
-COMPAT_OPTIMIZERS = ("apex.optimizers.FusedNovoGrad", "apex.optimizers.FusedMixedPrecisionLamb")
 # Parameters every apex optimizer takes that change nothing in native torch (gradients set to
 # None, float32 master copies: torch.amp keeps the model's weights in float32 already).
 HARMLESS_OPTIMIZER_PARAMETERS = ("set_grad_none", "materialize_master_grads", "capturable", "master_weights")
