@@ -67,11 +67,14 @@ def test_option_errors(cli, script, arguments, said):
     assert err.strip() == f"torchport run: error: {said}"
 
 
-def test_batch_modes_are_the_steps_own():
-    from torchport.distribute.driver import BATCH_MODES
-    from torchport.runtime.command import BATCH_MODES as RUN_MODES
+def test_run_reads_the_batch_modes_without_importing_the_steps():
+    """`run`'s start does not pay for LibCST: --distributed-batch's choices live apart from the steps."""
+    import subprocess
 
-    assert RUN_MODES == BATCH_MODES
+    code = ("import sys, torchport.runtime.command as command\n"
+            "print(command.BATCH_MODES == ('global', 'per-rank'), 'torchport.distribute.driver' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["True", "False"], done.stderr
 
 
 def test_distributed_module_refused(cli):

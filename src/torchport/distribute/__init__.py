@@ -6,6 +6,13 @@ The steps rewrite the script in CUDA's own dialect (`torch.cuda.set_device(LOCAL
 other CUDA code, so what each target calls them stays in targets/ and the rules.
 """
 
-from torchport.distribute.driver import Distributed, Options, distribute_source
-
 __all__ = ["Distributed", "Options", "distribute_source"]
+
+
+def __getattr__(name: str):
+    # (imported on first use: the package's small modules, modes.py, are read without LibCST)
+    if name in __all__:
+        from torchport.distribute import driver
+
+        return getattr(driver, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

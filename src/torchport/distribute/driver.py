@@ -13,7 +13,6 @@ from torchport.distribute.changes import SUBJECTS, Change
 from torchport.distribute.lines import back, line_map
 from torchport.findings import Finding
 
-BATCH_MODES = ("global", "per-rank")
 
 
 @dataclass(frozen=True)

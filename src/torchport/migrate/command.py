@@ -63,7 +63,7 @@ from torchport.migrate.walk import ALWAYS_EXCLUDED, add_selection_arguments, sel
 from torchport.migrate.workers import FILE_TIMEOUT
 from torchport.apex_to_torch.changes import CODES as APEX_CODES
 from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
-from torchport.distribute.driver import BATCH_MODES
+from torchport.distribute.modes import BATCH_MODES
 from torchport.migrate.apex import MODES as APEX_MODES
 from torchport.migrate.distributed import Request
 

@@ -32,12 +32,10 @@ import os
 import sys
 
 from torchport import targets
+from torchport.distribute.modes import BATCH_MODES
 from torchport.errors import UsageError
 from torchport.runtime.autoload import DEFAULT_LOG, RANKS_LOG_ENV
 from torchport.syntax import BEFORE_37, PYTHON2, syntax_problem
-
-
-BATCH_MODES = ("global", "per-rank")  # (distribute.driver's: that module needs LibCST, which run does not import)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
