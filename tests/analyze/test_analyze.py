@@ -116,6 +116,7 @@ print(f"{loss.item():.8f}")
 '''
 
 
+@pytest.mark.fidelity  # two migrations and two trainings in subprocesses: make fidelity
 def test_apply_affinity_trains_to_the_same_loss(cli, tmp_path: Path) -> None:
     src = tmp_path / "src"
     src.mkdir()
