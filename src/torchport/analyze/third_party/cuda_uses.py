@@ -1,62 +1,27 @@
-"""`analyze --mode third-party`: where a library hard-codes CUDA, so that a user knows what neither
-`torchport migrate` (which rewrites only the source it is given) nor `torchport run` (which patches
-torch's Python API at run time) can reach.
-
-The counterpart of Ascend's `pytorch_analyse.sh -m third_party`, whose `full_unsupported_results.csv`
-has the columns `File,3rd-party API,Message`. There the middle column names the library's function;
-here it names the CUDA API found (`.cuda()`, `torch.cuda.synchronize`, `CUDAExtension`), and the
-message names the library's function that holds it, then what that means under migrate and run.
-
-Read with `ast`, not LibCST: a library such as torch has thousands of files and only lines are
-wanted, not a rewrite. A file is parsed only if its text mentions CUDA at all (`_MENTIONS`), and a
-file that does not parse is skipped and counted (`LibraryScan.unparseable`), never fatal.
-Nothing here imports the library scanned.
-"""
+"""What the names in one library file mean: each CUDA hard-code, at its line, with what migrate and
+run can do about it."""
 
 from __future__ import annotations
 
 import ast
-import importlib.machinery
-import importlib.metadata
-import importlib.util
-import mmap
-import os
-import re
-import sys
-from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterator
 
+from torchport.analyze.third_party.files import KERNEL_SOURCES
+from torchport.analyze.third_party.finding import ThirdPartyFinding
 from torchport.apis.cuda_module import DEVICE_MODULE, MODULES, is_patched
 from torchport.apis.devices import DEVICE_FIRST_CALLS, DEVICE_KEYWORDS, TO_METHODS
 from torchport.apis.distributed import CUDA_DIST_BACKEND, NCCL_ENUM, PROCESS_GROUPS
-from torchport.errors import UsageError
-from torchport.pyast import dotted_name, parse_quietly
-from torchport.report.csv_table import write_table
-from torchport.runtime.callers import HONEST_ENV, honest_packages
+from torchport.pyast import dotted_name
+from torchport.runtime.callers import HONEST_ENV
 from torchport.targets import surface
 
-HEADER = ("File", "3rd-party API", "Message")
-
-# A Python file is parsed only if its text says one of these (cudnn and cupy do not contain "cuda").
-_MENTIONS = re.compile(rb"(?i:cuda|cudnn|nccl|cupy)|cpp_extension")
-
-# Byte strings found only in native code that was compiled for, or links against, the CUDA runtime.
-_COMPILED_CUDA = (b"__cudaRegisterFatBinary", b"cudaLaunchKernel")
-
-KERNEL_SOURCES = (".cu", ".cuh")
-COMPILED_LIBRARIES = (".so", ".pyd")
-
-# Packages the project imports that are not third-party libraries to scan.
-_NOT_THIRD_PARTY = frozenset({"torch", "torchport"})
-
 # Libraries that exist only for CUDA: an import of one is a path no patch can move.
-_CUDA_ONLY_LIBRARIES = ("cupy", "pycuda", "numba.cuda", "cuda")
+CUDA_ONLY_LIBRARIES = ("cupy", "pycuda", "numba.cuda", "cuda")
 
 _CPP_EXTENSION = "torch.utils.cpp_extension."
-_BUILDS_AT_RUN_TIME = {f"{_CPP_EXTENSION}load", f"{_CPP_EXTENSION}load_inline"}
-_DECLARES_CUDA = {f"{_CPP_EXTENSION}CUDAExtension"}
+BUILDS_AT_RUN_TIME = {f"{_CPP_EXTENSION}load", f"{_CPP_EXTENSION}load_inline"}
+DECLARES_CUDA = {f"{_CPP_EXTENSION}CUDAExtension"}
 _BUILDS_IN_SETUP = {f"{_CPP_EXTENSION}BuildExtension"}
 _BACKEND_FLAGS = ("torch.backends.cudnn", "torch.backends.cuda")
 _BUILD_TEST = "torch.version.cuda"
@@ -89,247 +54,6 @@ KERNEL_SOURCE = ("a CUDA kernel source (line 0: the whole file): needs a port to
                  "language; neither migrate nor run reaches it")
 COMPILED_CUDA = ("a compiled CUDA library (line 0: the whole file): neither migrate nor run reaches native "
                  "code; the library needs a build for the target")
-
-
-@dataclass(frozen=True)
-class ThirdPartyFinding:
-    file: str  # the label, then the path inside the library: "timm/layers/foo.py"
-    line: int  # 0: the finding is about the whole file (a CUDA source, a compiled CUDA library)
-    api: str  # the CUDA API found: ".cuda()", 'device="cuda:0"', "torch.cuda.synchronize", ".cu"
-    message: str  # where in the library, and what migrate and run can do about it
-
-
-@dataclass
-class LibraryScan:
-    findings: list[ThirdPartyFinding] = field(default_factory=list)
-    python_files: int = 0  # .py files seen
-    parsed: int = 0  # of them, the ones that mention CUDA and were parsed
-    unparseable: list[str] = field(default_factory=list)  # unreadable, or mention CUDA and do not parse
-
-
-# ---------------------------------------------------------------- where a library lives
-
-
-def locate_package(name: str) -> Path:
-    """The folder of the installed package `name` (or its file, for a single module such as six.py),
-    found as `import` would find it in this Python, without running any of its code. A dotted name
-    (`torch.utils`) is looked up part by part, since `importlib.util.find_spec` would import the
-    parents. A distribution name (`pytorch-lamb`) stands for the one package it installs."""
-    roots = _package_roots(name)
-    if not roots:
-        packages = _distribution_packages(name)
-        if len(packages) > 1:
-            raise UsageError(f"the distribution {name} installs several packages ({', '.join(packages)}): name one")
-        roots = _package_roots(packages[0]) if packages else []
-    if not roots:
-        raise UsageError(f"no installed package named {name} (is it installed in this Python?)")
-    if len(roots) > 1:
-        shown = ", ".join(str(r) for r in roots)
-        raise UsageError(f"{name} is a namespace package spread over {len(roots)} folders ({shown}): "
-                         "name one package inside it")
-    return roots[0]
-
-
-def _package_roots(name: str) -> list[Path]:
-    """Where `name` lives: one folder or file, or several folders for a namespace package; [] if
-    it is not installed. Only finders run (sys.meta_path for the first part, PathFinder below it)."""
-    parts = name.split(".")
-    if not all(part.isidentifier() for part in parts):
-        return []
-    try:
-        spec = importlib.util.find_spec(parts[0])
-    except (ImportError, ValueError):  # ValueError: in sys.modules without a __spec__
-        return []
-    for depth in range(2, len(parts) + 1):
-        if spec is None or not spec.submodule_search_locations:
-            return []
-        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:depth]), list(spec.submodule_search_locations))
-    if spec is None:
-        return []
-    if spec.submodule_search_locations is not None:  # a package, regular or namespace
-        return [Path(location) for location in spec.submodule_search_locations]
-    if not spec.has_location or not spec.origin:
-        raise UsageError(f"{name} is built into Python: it has no source to scan")
-    return [Path(spec.origin)]
-
-
-def _distribution_packages(name: str) -> list[str]:
-    """The import names the distribution `name` installs (its top_level.txt, else its files)."""
-    try:
-        distribution = importlib.metadata.distribution(name)
-    except (importlib.metadata.PackageNotFoundError, ValueError):
-        return []
-    listed = distribution.read_text("top_level.txt")
-    if listed:
-        return sorted(set(listed.split()))
-    tops = {f.parts[0].removesuffix(".py") for f in distribution.files or () if f.suffix == ".py"}
-    return sorted(t for t in tops if t.isidentifier())
-
-
-def imported_folders(script_or_src: Path) -> list[Path]:
-    """The installed libraries that a script, or the files of a source tree, import: what
-    `analyze --mode third-party SRC` scans when no --package is given (label each with `.name`,
-    or `.stem` for a single-module library).
-
-    A library here is the first part of an absolute import (`import timm.layers` -> timm) that
-    this Python finds (as `locate_package` does, without importing it) and that is none of:
-    the standard library, torch itself, torchport, or a module of the project's own (a .py file
-    or folder of that name inside the tree, or beside the script: the script's folder is on
-    sys.path when it runs). Relative imports are the project's own. Imports that this Python
-    cannot find are left out: they are not installed here, so there is nothing to scan.
-    A namespace package contributes each of its folders."""
-    tree = Path(script_or_src)
-    files = [tree] if tree.is_file() else list(_walk(tree, (".py",)))
-    imported: set[str] = set()
-    for path in files:
-        imported |= _absolute_imports(path)
-    own = _own_modules(tree, files)
-    libraries = []
-    for name in sorted(imported - own - _NOT_THIRD_PARTY):
-        if name in sys.stdlib_module_names or name in sys.builtin_module_names:
-            continue
-        try:
-            libraries += _package_roots(name)
-        except UsageError:  # built in: nothing to scan
-            continue
-    return libraries
-
-
-def _absolute_imports(path: Path) -> set[str]:
-    """The first parts of the absolute imports in one file (none if it cannot be read or parsed)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return set()
-    if b"import" not in data:
-        return set()
-    tree = parse_quietly(data, str(path))
-    if tree is None:
-        return set()
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.partition(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.partition(".")[0])
-    return names
-
-
-def _own_modules(tree: Path, files: list[Path]) -> set[str]:
-    """The names a project's own modules and packages go by: the files and folders of the tree
-    (the tree itself too), or those beside a single script."""
-    if tree.is_file():
-        beside = tree.parent.iterdir()
-        return {p.stem for p in beside if p.suffix == ".py" or p.is_dir()}
-    names = {tree.resolve().name}
-    for path in files:
-        relative = path.relative_to(tree)
-        names.add(relative.stem)
-        names.update(relative.parts[:-1])
-    return names
-
-
-# ---------------------------------------------------------------- scanning a library
-
-
-def scan_library(root: Path, label: str) -> list[ThirdPartyFinding]:
-    """Every place under `root` (a library's folder, or one module file) that hard-codes CUDA,
-    sorted by file and line; `file` is shown as `label/<path under root>`."""
-    return survey_library(root, label).findings
-
-
-def survey_library(root: Path, label: str) -> LibraryScan:
-    """`scan_library`, with the counts a report wants: files seen, parsed, not parseable."""
-    root = Path(root)
-    if not root.exists():
-        raise UsageError(f"{root} does not exist: name an installed package or a library's folder")
-    scan = LibraryScan()
-    honest = honest_packages()
-    for path in _walk(root, (".py", *KERNEL_SOURCES, *COMPILED_LIBRARIES)):
-        shown = _shown(root, label, path)
-        suffix = path.suffix
-        if suffix == ".py":
-            _scan_python(path, shown, honest, scan)
-        elif suffix in KERNEL_SOURCES:
-            scan.findings.append(ThirdPartyFinding(shown, 0, suffix, KERNEL_SOURCE))
-        elif _is_compiled_cuda(path):
-            scan.findings.append(ThirdPartyFinding(shown, 0, "compiled CUDA", COMPILED_CUDA))
-    scan.findings.sort(key=lambda f: (f.file, f.line, f.api))
-    return scan
-
-
-def write_third_party_csv(path: Path, findings: Iterable[ThirdPartyFinding]) -> None:
-    """full_unsupported_results.csv, in the columns of Ascend's third_party report."""
-    write_table(path, HEADER, ([f.file, f.api, _with_line(f)] for f in findings))
-
-
-def _with_line(finding: ThirdPartyFinding) -> str:
-    """The message, led by the line it is about (the CSV has no line column: Ascend's has none)."""
-    return f"line {finding.line}: {finding.message}" if finding.line else finding.message
-
-
-def _walk(root: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:
-    """The files under `root` (or `root` itself) with one of `suffixes`, in a stable order;
-    caches and hidden folders are skipped, links to folders are not followed."""
-    if root.is_file():
-        if root.suffix in suffixes:
-            yield root
-        return
-    for folder, folders, names in os.walk(root):
-        folders[:] = sorted(d for d in folders if d != "__pycache__" and not d.startswith("."))
-        for name in sorted(names):
-            if name.endswith(suffixes):
-                yield Path(folder, name)
-
-
-def _shown(root: Path, label: str, path: Path) -> str:
-    if root.is_file():
-        return root.name if label in ("", root.stem) else f"{label}/{root.name}"
-    relative = path.relative_to(root).as_posix()
-    return f"{label}/{relative}" if label else relative
-
-
-def _module_name(shown: str) -> str:
-    """"timm/layers/__init__.py" -> "timm.layers": the name the message says the code is in."""
-    parts = shown.removesuffix(".py").split("/")
-    if parts[-1] == "__init__" and len(parts) > 1:
-        parts.pop()
-    return ".".join(parts)
-
-
-def _scan_python(path: Path, shown: str, honest: frozenset[str], scan: LibraryScan) -> None:
-    scan.python_files += 1
-    try:
-        data = path.read_bytes()
-    except OSError:  # a dangling link, a file without read permission
-        scan.unparseable.append(shown)
-        return
-    if not _MENTIONS.search(data):
-        return
-    tree = parse_quietly(data, str(path))
-    if tree is None:
-        scan.unparseable.append(shown)
-        return
-    scan.parsed += 1
-    module = _module_name(shown)
-    package = module.partition(".")[0]
-    parts = module.split(".")
-    home = parts if path.name == "__init__.py" else parts[:-1]  # the package relative imports start from
-    visitor = _CudaUses(shown, module, home, package in honest, package)
-    visitor.visit(tree)
-    scan.findings.extend(visitor.findings)
-
-
-def _is_compiled_cuda(path: Path) -> bool:
-    """Whether a native library holds CUDA device code or calls the CUDA runtime."""
-    try:
-        with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return any(data.find(marker) >= 0 for marker in _COMPILED_CUDA)
-    except (OSError, ValueError):  # unreadable, or empty (mmap refuses 0 bytes)
-        return False
-
-
-# ---------------------------------------------------------------- what the names in a file mean
 
 
 def _aliases(body: list[ast.stmt], package: list[str]) -> dict[str, str]:
@@ -427,7 +151,7 @@ def _cuda_api_message(api: str, honest: bool, package: str) -> str:
     return CUDA_API_UNPATCHED
 
 
-class _CudaUses(ast.NodeVisitor):
+class CudaUses(ast.NodeVisitor):
     """One file's CUDA hard-codes, each as a finding at its own line."""
 
     def __init__(self, shown: str, module: str, home: list[str], honest: bool, package: str) -> None:
@@ -508,7 +232,7 @@ class _CudaUses(ast.NodeVisitor):
 
     def cuda_libraries(self, node: ast.AST, names: list[str]) -> None:
         """One finding per CUDA-only library an import statement names."""
-        found = {library for name in names for library in _CUDA_ONLY_LIBRARIES
+        found = {library for name in names for library in CUDA_ONLY_LIBRARIES
                  if name == library or name.startswith(f"{library}.")}
         for library in sorted(found):
             self.report(node, f"import {library}", CUDA_LIBRARY.format(module=library))
@@ -543,7 +267,7 @@ class _CudaUses(ast.NodeVisitor):
             return BUILD_TEST
         if api == NCCL_ENUM:
             return NCCL_NAME
-        if api in _DECLARES_CUDA:
+        if api in DECLARES_CUDA:
             return CUDA_EXTENSION
         if api in _BUILDS_IN_SETUP:
             return BUILD_EXTENSION
@@ -553,8 +277,8 @@ class _CudaUses(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:  # noqa: N802
         function = node.func
         callee = self.qualified(dotted_name(function))
-        if callee in _BUILDS_AT_RUN_TIME:
-            self.report(node, callee, CUDA_EXTENSION if _builds_cuda(node) else CPP_EXTENSION)
+        if callee in BUILDS_AT_RUN_TIME:
+            self.report(node, callee, CUDA_EXTENSION if builds_cuda(node) else CPP_EXTENSION)
             for argument in (*node.args, *node.keywords):
                 self.visit(argument)
             return
@@ -612,7 +336,7 @@ class _CudaUses(ast.NodeVisitor):
             self.report(node, f'"{node.value}"', NCCL_NAME)
 
 
-def _builds_cuda(call: ast.Call) -> bool:
+def builds_cuda(call: ast.Call) -> bool:
     """Whether a cpp_extension.load call visibly builds CUDA: a .cu source, `cuda_sources=` or
     `with_cuda=True`."""
     for keyword in call.keywords:
