@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import ast
 from functools import lru_cache
-from typing import Iterator
 
 from torchport.analyze.third_party.files import KERNEL_SOURCES
 from torchport.analyze.third_party.finding import ThirdPartyFinding
+from torchport.analyze.third_party.names import aliases
 from torchport.apis.cuda_module import DEVICE_MODULE, MODULES, is_patched
 from torchport.apis.devices import DEVICE_FIRST_CALLS, DEVICE_KEYWORDS, TO_METHODS
 from torchport.apis.distributed import CUDA_DIST_BACKEND, NCCL_ENUM, PROCESS_GROUPS
@@ -54,56 +54,6 @@ KERNEL_SOURCE = ("a CUDA kernel source (line 0: the whole file): needs a port to
                  "language; neither migrate nor run reaches it")
 COMPILED_CUDA = ("a compiled CUDA library (line 0: the whole file): neither migrate nor run reaches native "
                  "code; the library needs a build for the target")
-
-
-def _aliases(body: list[ast.stmt], package: list[str]) -> dict[str, str]:
-    """Local name -> what it was imported as, from the imports of one scope (a module, function
-    or class body, not the functions inside it): `tc` -> `torch.cuda`, `load` ->
-    `torch.utils.cpp_extension.load`. Relative imports resolve against `package`. The first
-    import of a name in the scope wins; a scope's names hide those of the scopes around it."""
-    aliases: dict[str, str] = {}
-    for node in _statements(body):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    aliases.setdefault(alias.asname, alias.name)
-                else:
-                    top = alias.name.partition(".")[0]
-                    aliases.setdefault(top, top)
-        elif isinstance(node, ast.ImportFrom):
-            source = _absolute(node, package)
-            for alias in node.names:
-                if source and alias.name != "*":
-                    aliases.setdefault(alias.asname or alias.name, f"{source}.{alias.name}")
-    return aliases
-
-
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements of one scope, nested blocks too, in order (not those of functions and
-    classes inside it). Imports are statements, and skipping expressions (most of a file's
-    nodes) halves the cost of a scan."""
-    pending = list(reversed(body))
-    while pending:
-        statement = pending.pop()
-        yield statement
-        if isinstance(statement, _SCOPES):
-            continue
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            inner = getattr(statement, name, None)
-            if isinstance(inner, list):
-                pending.extend(reversed(inner))
-
-
-def _absolute(node: ast.ImportFrom, package: list[str]) -> str | None:
-    if node.level == 0:
-        return node.module
-    if node.level - 1 > len(package):
-        return None
-    base = package[: len(package) - (node.level - 1)]
-    return ".".join([*base, node.module] if node.module else base) or None
 
 
 def _cuda_device(node: ast.AST) -> str | None:
@@ -178,7 +128,7 @@ class CudaUses(ast.NodeVisitor):
         return f"{target}.{rest}" if rest else target
 
     def visit_Module(self, node: ast.Module) -> None:  # noqa: N802
-        self.aliases = _aliases(node.body, self.home)
+        self.aliases = aliases(node.body, self.home)
         self.generic_visit(node)
 
     # scopes: the library function or class that holds a finding, and the names it imports
@@ -198,7 +148,7 @@ class CudaUses(ast.NodeVisitor):
         self.inside(node)
 
     def inside(self, node) -> None:
-        outer, local = self.aliases, _aliases(node.body, self.home)
+        outer, local = self.aliases, aliases(node.body, self.home)
         if local:
             self.aliases = {**outer, **local}
         self.scopes.append(node.name)
