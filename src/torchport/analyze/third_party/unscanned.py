@@ -39,8 +39,8 @@ PORT = ("port it: an implementation of its ops for the target (an NPU or CPU ker
         "fallback that the code uses where the extension cannot be imported")
 PORT_LIBRARY = "another implementation of this path for the target: neither migrate nor run can move it"
 INSTALL = "pip install {distribution}, then analyze again: what it does with CUDA is unknown until then"
-INSTALL_UNNAMED = ("install the package that provides {module} (which distribution that is, is not known "
-                   "here), then analyze again: what it does with CUDA is unknown until then")
+INSTALL_UNNAMED = ("install the package that provides {module}, then analyze again: what it does with CUDA "
+                   "is unknown until then")
 APEX_NOTE = ("nothing to install: torchport reads apex itself (analyze --mode apis lists each use in "
              "apex_api.csv, migrate rewrites them, run serves a stand-in package)")
 OPTIONAL = "optional: imported inside try/except ImportError"
@@ -200,7 +200,7 @@ class _Project:
             if named is None:
                 return None  # the project's own module
             return self.row(site, shown, named, CUDA_EXTENSION,
-                            f"a CUDA extension by its name, not in the project: {_UNREACHABLE}", PORT)
+                            f"a CUDA extension by its name (no Python module of the project has it): {_UNREACHABLE}", PORT)
         if not _third_party(site.top) or self.is_installed(site.top):
             return None
         if named is not None:
