@@ -68,13 +68,19 @@ def compiled_build(path: Path, shown: str, module: str) -> Build | None:
 
 
 def _all_aliases(tree: ast.Module, package: list[str]) -> dict[str, str]:
-    """The imported names of the module and of every function and class in it, in one map: a
-    setup.py often imports cpp_extension inside the function that lists its extensions."""
+    """The imported names of the module and of every function and class in it, in one map (a
+    setup.py often imports cpp_extension inside the function that lists its extensions), and
+    the names given CUDAExtension itself (`extension = CUDAExtension` where CUDA is found)."""
     found = aliases(tree.body, package)
     for node in ast.walk(tree):
         if isinstance(node, _SCOPES):
             for name, target in aliases(node.body, package).items():
                 found.setdefault(name, target)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = _qualified(dotted_name(node.value), found)
+            if value in DECLARES_CUDA:
+                found[node.targets[0].id] = value
     return found
 
 
