@@ -199,8 +199,8 @@ class _Project:
         if site.relative or site.top in self.own:
             if named is None:
                 return None  # the project's own module
-            return self.row(site, shown, named, CUDA_EXTENSION,
-                            f"a CUDA extension by its name (no Python module of the project has it): {_UNREACHABLE}", PORT)
+            what = f"a CUDA extension by its name (no Python module of the project has it): {_UNREACHABLE}"
+            return self.row(site, shown, named, CUDA_EXTENSION, what, PORT)
         if not _third_party(site.top) or self.is_installed(site.top):
             return None
         if named is not None:
