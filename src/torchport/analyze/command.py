@@ -44,6 +44,7 @@ from torchport.findings import Finding, Operation
 from torchport.migrate import engine
 from torchport.migrate.source import FileResult
 from torchport.migrate.walk import add_selection_arguments, scan, selection_from
+from torchport.migrate.selection import add_rule_selection_arguments, rule_selection_from
 from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
 from torchport.migrate.command import add_apex_argument, add_distributed_arguments, distributed_request, print_distributed
 from torchport.report.csv_table import write_table
@@ -79,6 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_apex_argument(parser)
     add_distributed_arguments(parser, analysis=True)
     add_selection_arguments(parser)
+    add_rule_selection_arguments(parser)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -92,10 +94,11 @@ def main(args: argparse.Namespace) -> int:
     request = distributed_request(args)
     if request is not None:
         wanted.add(DISTRIBUTED_REPORT)
+    rules = rule_selection_from(args)
     options = engine.Options(
         sources=args.src, out=args.out, target=args.target, force=args.force, jobs=args.jobs or (os.cpu_count() or 1),
         selection=selection_from(args), analysis_only=True, reports=wanted, distribute=request, entries=args.entry,
-        apex=args.apex,
+        apex=args.apex, select=rules.select, ignore=rules.ignore,
     )
     try:
         outcome = engine.run(options) if wanted else None

@@ -58,6 +58,7 @@ from torchport.errors import UsageError
 from torchport.findings import Operation
 from torchport.migrate import engine
 from torchport.migrate.rules import RULES
+from torchport.migrate.selection import add_rule_selection_arguments, rule_selection_from
 from torchport.migrate.source import IMPORT_CODE
 from torchport.migrate.walk import ALWAYS_EXCLUDED, add_selection_arguments, selection_from
 from torchport.migrate.workers import FILE_TIMEOUT
@@ -101,6 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_apex_argument(parser)
     add_distributed_arguments(parser)
     add_selection_arguments(parser)
+    add_rule_selection_arguments(parser)
 
 
 def add_apex_argument(parser: argparse.ArgumentParser) -> None:
@@ -159,11 +161,13 @@ def _seconds(text: str) -> float:
 
 def main(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+    rules = rule_selection_from(args)
     options = engine.Options(
         sources=args.src, out=args.out, target=args.target, force=args.force, diff=args.diff, jobs=jobs,
         progress=not args.quiet and sys.stderr.isatty(), selection=selection_from(args),
         file_timeout=args.file_timeout, apply_affinity=args.apply_affinity,
         distribute=distributed_request(args), entries=args.entry, apex=args.apex,
+        select=rules.select, ignore=rules.ignore,
     )
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -181,7 +185,7 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write("".join(outcome.diffs))
     if not args.quiet:
         print_summary(outcome, options, file=sys.stderr if args.diff else sys.stdout)
-    troubled = outcome.count(Operation.UNSUPPORTED) or outcome.skipped
+    troubled = outcome.count(Operation.UNSUPPORTED) or len(outcome.skipped) > len(outcome.skipped_on_request)
     return 1 if args.strict and troubled else 0
 
 
@@ -225,6 +229,7 @@ def print_summary(outcome: engine.Outcome, options: engine.Options, file) -> Non
         f"affinity {outcome.count(Operation.AFFINITY)}",
         file=file,
     )
+    print_suppressed(outcome, file)
     reasons = Counter(reason for _, reason in outcome.excluded if reason not in QUIET_EXCLUSIONS)
     if reasons:
         said = ", ".join(f"{count} {reason}" for reason, count in reasons.most_common(5))
@@ -238,6 +243,16 @@ def print_summary(outcome: engine.Outcome, options: engine.Options, file) -> Non
         print_distributed(outcome, options, file)
     if options.out and not options.diff:
         print(f"  reports: {options.out / engine.REPORT_DIR}/", file=file)
+
+
+def print_suppressed(outcome: engine.Outcome, file) -> None:
+    """One line for what suppression comments kept as written (none where nothing was)."""
+    if not outcome.suppressed and not outcome.skipped_on_request:
+        return
+    by_rule = Counter(f.code for f in outcome.suppressed)
+    said = ", ".join(f"{code} {count}" for code, count in sorted(by_rule.items()))
+    print(f"  suppressed {len(outcome.suppressed)}" + (f" ({said})" if said else "")
+          + f", files skipped on request {len(outcome.skipped_on_request)}", file=file)
 
 
 def print_apex(outcome: engine.Outcome, options: engine.Options, file) -> None:

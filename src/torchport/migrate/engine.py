@@ -30,7 +30,9 @@ from torchport.distribute.command_line import MAX_TEXT, is_documentation
 from torchport.migrate.distributed import Request
 from torchport import targets
 from torchport.findings import Finding, Operation
+from torchport.migrate.selection import ALL_PREFIX, RuleSelection
 from torchport.migrate.source import FileResult
+from torchport.migrate.suppression import SKIP_REASON
 from torchport.migrate.walk import Selection, scan
 from torchport.migrate.workers import FILE_MEMORY, FILE_TIMEOUT, Choices, Job, migrate_guarded
 from torchport.report.tables import write_reports
@@ -61,10 +63,12 @@ class Options:
     distribute: Request | None = None  # --distributed: training entry scripts made to run as N processes
     entries: list[Path] = field(default_factory=list)  # --entry: the entry scripts (else detected)
     apex: str | None = None  # --apex: "native" or "keep" (None: keep where the target has an apex of its own)
+    select: tuple[str, ...] = (ALL_PREFIX,)  # --select (with --extend-select): code prefixes of the rules that run
+    ignore: tuple[str, ...] = ()  # --ignore: code prefixes of the rules that do not
 
     def choices(self) -> Choices:
         """What this run asks of each file."""
-        return Choices(self.target, self.apply_affinity, self.distribute, self.apex)
+        return Choices(self.target, self.apply_affinity, self.distribute, self.apex, RuleSelection(self.select, self.ignore))
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,8 @@ class Outcome:
     # (launcher, its script, where its command line came from, the words of it to fill in)
     launchers: list[tuple[str, str, str, tuple[str, ...]]] = field(default_factory=list)
     apex: dict[str, list[str]] = field(default_factory=dict)  # what --apex made of each file: way -> files
+    suppressed: list[Finding] = field(default_factory=list)  # rows a suppression comment took out (# noqa: TP003)
+    skipped_on_request: list[str] = field(default_factory=list)  # files that say `# torchport: skip-file`
 
     def count(self, operation: Operation) -> int:
         return sum(1 for f in self.findings if f.operation is operation)
@@ -141,6 +147,9 @@ class Outcome:
             "precision_advice": self.count(Operation.PRECISION),
             "performance_advice": self.count(Operation.PERFORMANCE),
             "affinity": self.count(Operation.AFFINITY),
+            "suppressed": len(self.suppressed),
+            "suppressed_by_rule": dict(sorted(Counter(f.code for f in self.suppressed).items())),
+            "skipped_on_request": self.skipped_on_request,
             "skipped": [{"file": f, "reason": r} for f, r in self.skipped],
             "excluded": [{"path": f, "reason": r} for f, r in self.excluded],
         }
@@ -481,6 +490,7 @@ def _read(origin: Path, name: str, outcome: Outcome) -> bytes | None:
 
 def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, options: Options, writer: Writer | None) -> None:
     outcome.findings.extend(result.findings)
+    outcome.suppressed.extend(result.suppressed)
     if result.apex:
         outcome.apex.setdefault(result.apex, []).append(job.relative)
     if result.distribution is not None:
@@ -488,7 +498,10 @@ def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, option
             outcome.distributed.append(job.relative)
         elif result.distribution.entry:
             outcome.left_alone.append((job.relative, result.distribution.left_alone))
-    if result.error:
+    if result.error == SKIP_REASON:
+        outcome.skipped_on_request.append(job.relative)
+        outcome.skipped.append((job.relative, SKIP_REASON + (", copied unchanged" if writer is not None else "")))
+    elif result.error:
         copied = ", copied unchanged" if writer is not None else ""  # (analyze writes no tree)
         outcome.skipped.append((job.relative, f"not migrated{copied}: {result.error}"))
     if result.changed:

@@ -28,6 +28,8 @@ from torchport.migrate.rules.base.nodes import source_of
 from torchport.migrate.rules.base.rule import Rule, TokenRule
 from torchport.migrate.rules.base.rules_pass import RulesPass
 from torchport.migrate.rules.setup_import import missing_setup_import
+from torchport.migrate.selection import ALL, RuleSelection
+from torchport.migrate import suppression
 from torchport import targets
 from torchport.pyast import AST_PARSE_ERRORS, parse_quietly
 from torchport.syntax import syntax_problem
@@ -41,35 +43,36 @@ MENTIONS_CUDA = Mentions(rule.mentions for rule in RULES)  # (on any target)
 
 
 @lru_cache(maxsize=None)
-def rules_for(target_name: str) -> tuple[type[Rule], ...]:
-    """The rules that can have anything to say on a target, in the registry's order."""
+def rules_for(target_name: str, chosen: RuleSelection = ALL) -> tuple[type[Rule], ...]:
+    """The rules that can have anything to say on a target, in the registry's order (those
+    `chosen` by --select / --ignore)."""
     target = targets.get(target_name)
-    return tuple(rule for rule in RULES if rule.applies_to(target))
+    return tuple(rule for rule in RULES if rule.applies_to(target) and chosen.allows(rule.code))
 
 
 @lru_cache(maxsize=None)
-def walking_rules(target_name: str) -> tuple[type[Rule], ...]:
+def walking_rules(target_name: str, chosen: RuleSelection = ALL) -> tuple[type[Rule], ...]:
     """The rules of a target that join the walk of the parsed file."""
-    return tuple(rule for rule in rules_for(target_name) if not issubclass(rule, TokenRule))
+    return tuple(rule for rule in rules_for(target_name, chosen) if not issubclass(rule, TokenRule))
 
 
 @lru_cache(maxsize=None)
-def token_rules(target_name: str) -> tuple[tuple[type[TokenRule], re.Pattern[bytes]], ...]:
+def token_rules(target_name: str, chosen: RuleSelection = ALL) -> tuple[tuple[type[TokenRule], re.Pattern[bytes]], ...]:
     """The rules of a target that rewrite tokens before the parse, each with what it reacts to."""
-    return tuple((rule, re.compile(rule.mentions)) for rule in rules_for(target_name) if issubclass(rule, TokenRule))
+    return tuple((rule, re.compile(rule.mentions)) for rule in rules_for(target_name, chosen) if issubclass(rule, TokenRule))
 
 
 @lru_cache(maxsize=None)
-def follows(target_name: str) -> re.Pattern[bytes] | None:
+def follows(target_name: str, chosen: RuleSelection = ALL) -> re.Pattern[bytes] | None:
     """What a top-level statement says when a rule of the target follows the names it binds."""
-    said = [rule.follows for rule in walking_rules(target_name) if rule.follows]
+    said = [rule.follows for rule in walking_rules(target_name, chosen) if rule.follows]
     return re.compile(b"|".join(said)) if said else None
 
 
 @lru_cache(maxsize=None)
-def mentions(target_name: str) -> Mentions:
+def mentions(target_name: str, chosen: RuleSelection = ALL) -> Mentions:
     """What a file must contain for one of a target's rules to have anything to do."""
-    return Mentions(rule.mentions for rule in rules_for(target_name))
+    return Mentions(rule.mentions for rule in rules_for(target_name, chosen))
 # In a file with a device-index source, the index may be set in one definition and used in
 # another: the names that hold one are found first, and what mentions them is kept whole.
 MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
@@ -88,6 +91,7 @@ class FileResult:
     error: str | None = None  # why the file could not be migrated (it is then copied unchanged)
     distribution: Distribution | None = None  # what --distributed made of it (None: not asked)
     apex: str = ""  # what --apex made of its apex: "native", "compat" (the stand-in), "kept"; "": no apex
+    suppressed: list[Finding] = field(default_factory=list)  # rows a suppression comment took out (suppression.py)
 
     @property
     def changed(self) -> bool:
@@ -110,47 +114,52 @@ class Reading:
 
 def migrate_source(
     source: bytes, target: Target, path: str = "<string>", apply_affinity: bool = False, keep_apex: bool | None = None,
+    chosen: RuleSelection = ALL,
 ) -> FileResult:
     """Migrate Python `source` (bytes, any declared encoding) to `target`; `apply_affinity`: also
     make the affinity swaps that keep behaviour (see rules/affinity.py); `keep_apex`: whether apex
-    code stays as written (`migrate --apex keep`; None: where the target keeps it)."""
+    code stays as written (`migrate --apex keep`; None: where the target keeps it); `chosen`: the
+    rules that run (--select / --ignore)."""
     kept = target.keeps_apex if keep_apex is None else keep_apex
-    if not mentions(target.name).search(source):
+    if not mentions(target.name, chosen).search(source):
         return FileResult(source)
-    rewritten, early = _rewrite_tokens(source, target, path)
-    result = _migrate_parsed(rewritten, target, path, apply_affinity, kept)
+    rewritten, early = _rewrite_tokens(source, target, path, chosen)
+    result = _migrate_parsed(rewritten, target, path, apply_affinity, kept, chosen)
     if not early:
         return result
     if result.error is not None:
         return FileResult(source, error=result.error)
-    return FileResult(result.source, sorted(early + result.findings, key=lambda f: (f.start_line, f.code)))
+    return replace(result, findings=sorted(early + result.findings, key=lambda f: (f.start_line, f.code)))
 
 
-def _rewrite_tokens(source: bytes, target: Target, path: str) -> tuple[bytes, list[Finding]]:
+def _rewrite_tokens(source: bytes, target: Target, path: str, chosen: RuleSelection) -> tuple[bytes, list[Finding]]:
     """`source` after the token rules that it mentions, and their rows."""
     rows: list[Finding] = []
-    for rule, mentioned in token_rules(target.name):
+    for rule, mentioned in token_rules(target.name, chosen):
         if mentioned.search(source):
             source, found = rule.rewrite(source, path)
             rows += found
     return source, rows
 
 
-def _migrate_parsed(source: bytes, target: Target, path: str, apply_affinity: bool, keep_apex: bool) -> FileResult:
+def _migrate_parsed(
+    source: bytes, target: Target, path: str, apply_affinity: bool, keep_apex: bool, chosen: RuleSelection = ALL,
+) -> FileResult:
     """Migrate `source`, which the token rules have seen, with LibCST (the parts that matter)."""
     read = lambda set_aside=True: _read(  # noqa: E731
-        source, mentions(target.name), target.device_function is not None, set_aside, follows(target.name))
+        source, mentions(target.name, chosen), target.device_function is not None, set_aside, follows(target.name, chosen))
     reading = read()
     if not reading.readable and len(source) > pieces.READ_WHOLE_BYTES:  # (LibCST's parse would cost gigabytes)
         return FileResult(source, error=_compile_error(source, path) or "could not be read")
     elision = reading.elision
     if elision is not None:
-        result = _migrate(elision.reduced, target, path, reading, apply_affinity, keep_apex)
+        result = _migrate(elision.reduced, target, path, reading, apply_affinity, keep_apex, chosen)
         restored = elision.restore(result.source) if result.changed else source
         if result.error is None and restored is not None:
-            return FileResult(restored, [_at_original_lines(f, elision) for f in result.findings])
+            return FileResult(restored, [_at_original_lines(f, elision) for f in result.findings],
+                              suppressed=[_at_original_lines(f, elision) for f in result.suppressed])
         reading = read(set_aside=False)  # (the whole file after all)
-    return _migrate(source, target, path, reading, apply_affinity, keep_apex)
+    return _migrate(source, target, path, reading, apply_affinity, keep_apex, chosen)
 
 
 class _OneTree:
@@ -236,10 +245,11 @@ def _at_original_lines(finding: Finding, elision: Elision) -> Finding:
 
 def _migrate(
     source: bytes, target: Target, path: str, reading: Reading, apply_affinity: bool = False, keep_apex: bool = False,
+    chosen: RuleSelection = ALL,
 ) -> FileResult:
     """Migrate all of `source` (the whole file, or its reduced form) with LibCST."""
     if _in_pieces(source, reading):
-        return _migrate_in_pieces(source, target, path, reading, apply_affinity, keep_apex)
+        return _migrate_in_pieces(source, target, path, reading, apply_affinity, keep_apex, chosen)
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
@@ -251,17 +261,27 @@ def _migrate(
         statement_lines=reading.statement_lines,
     )
     try:
-        module.visit(RulesPass([rule(context) for rule in walking_rules(target.name)]))
+        module.visit(RulesPass([rule(context) for rule in walking_rules(target.name, chosen)]))
     except NameAnalysisError as error:
         return FileResult(source, error=f"could not analyse names: {_one_line(error.__cause__)}")
+    suppressed = _suppressed(context, source, module.encoding)
     findings = context.findings()
     if not context.fixes:
-        return FileResult(source, findings)
+        return FileResult(source, findings, suppressed=suppressed)
     new_module = _fixed(module, context, target)
     new_module, import_rows = _tidy_imports(list(imports.cuda_imports(module)), new_module, context)
     code = new_module.code  # printed once: checked, then written, and read for the import rows' lines
     original = source.decode(module.encoding, "replace")
-    return _checked(source, path, code, new_module.encoding, findings, import_rows, context, original)
+    result = _checked(source, path, code, new_module.encoding, findings, import_rows, context, original)
+    return replace(result, suppressed=suppressed) if suppressed and result.error is None else result
+
+
+def _suppressed(context: FileContext, source: bytes | str, encoding: str = "utf-8") -> list[Finding]:
+    """The rows (and fixes) a suppression comment of `source` takes out of `context`."""
+    if not suppression.MENTIONS.search(source if isinstance(source, bytes) else source.encode("utf-8", "replace")):
+        return []
+    text = source.decode(encoding, "replace") if isinstance(source, bytes) else source
+    return suppression.drop_suppressed(context, suppression.of_text(text))
 
 
 def _checked(
@@ -298,6 +318,7 @@ def _in_pieces(source: bytes, reading: Reading) -> bool:
 
 def _migrate_in_pieces(
     source: bytes, target: Target, path: str, reading: Reading, apply_affinity: bool, keep_apex: bool,
+    chosen: RuleSelection = ALL,
 ) -> FileResult:
     """`_migrate`, a piece of top-level statements at a time (pieces.py): the same text and rows."""
     top = reading.top_level
@@ -311,13 +332,14 @@ def _migrate_in_pieces(
         target=target, path=path, file_imports=_file_imports(lines, top), whole_source=reading.whole, keep_apex=keep_apex,
     )
     skeleton = pieces.Skeleton(newline, target.definitions, target.guard)
-    findings, cuda_imports, codes, changed = [], [], [], False
+    findings, cuda_imports, codes, changed, suppressed = [], [], [], False, []
     for piece in pieces.plan(top, source, len(lines), pieces.MIGRATE_PIECE_BYTES):
         piece_text, offset, starts = piece.text_of(lines, top, newline, indent)
-        done = _migrate_piece(piece_text, piece.parsed_behind, indent, starts, reading, shared, apply_affinity)
+        done = _migrate_piece(piece_text, piece.parsed_behind, indent, starts, reading, shared, apply_affinity, chosen)
         if isinstance(done, str):
             return FileResult(source, error=done)
         module, context = done
+        suppressed += [_shifted(finding, offset) for finding in _suppressed(context, piece_text)]
         findings += [_shifted(finding, offset) for finding in context.findings()]
         cuda_imports += imports.cuda_imports(module.with_changes(body=module.body[piece.parsed_behind :]))
         if context.fixes:
@@ -326,7 +348,7 @@ def _migrate_in_pieces(
         codes.append(skeleton.add(module, piece.parsed_behind))
         del module, context  # (before the next piece is parsed)
     if not changed:
-        return FileResult(source, findings)
+        return FileResult(source, findings, suppressed=suppressed)
     whole = _indented_as(cst.parse_module(skeleton.text), indent)
     if target.guard:
         whole = whole.visit(MergeAdjacentGuards(target.guard))
@@ -336,11 +358,13 @@ def _migrate_in_pieces(
         return FileResult(source, error="internal error (a piece of the file was lost on the way)")
     if unterminated:
         code = code.removesuffix(newline)
-    return _checked(source, path, code, encoding, findings, import_rows, shared, text, skeleton.parts_to_compile(whole.code))
+    result = _checked(source, path, code, encoding, findings, import_rows, shared, text, skeleton.parts_to_compile(whole.code))
+    return replace(result, suppressed=suppressed) if suppressed and result.error is None else result
 
 
 def _migrate_piece(
     text: str, behind: int, indent: str, starts: array, reading: Reading, shared: FileContext, apply_affinity: bool,
+    chosen: RuleSelection = ALL,
 ) -> tuple[cst.Module, FileContext] | str:
     """One piece parsed and walked by the rules (nothing kept of the `behind` statements it is
     parsed behind); or why it could not be."""
@@ -357,7 +381,7 @@ def _migrate_piece(
         statement_lines=starts, once=shared.once, file_imports=shared.file_imports,
     )
     try:
-        module.visit(RulesPass([rule(context) for rule in walking_rules(target.name)]))
+        module.visit(RulesPass([rule(context) for rule in walking_rules(target.name, chosen)]))
     except NameAnalysisError as error:
         return f"could not analyse names: {_one_line(error.__cause__)}"
     _forget(context, module.body[:behind])

@@ -21,13 +21,15 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 
 from torchport import targets
 from torchport.migrate.apex import KEEP, MODES as APEX_MODES, convert_then_migrate, default_mode
 from torchport.migrate.distributed import Request, distribute_then_migrate
-from torchport.migrate.source import FileResult, mentions, migrate_source
+from torchport.migrate.selection import ALL, RuleSelection, apex_codes, distributed_codes
+from torchport.migrate.source import IMPORT_CODE, FileResult, mentions, migrate_source
+from torchport.migrate.suppression import SKIP_REASON, skips_file
 from torchport.syntax import syntax_problem
 
 FILE_TIMEOUT = 300.0  # seconds for one file: the biggest real files take a few
@@ -56,6 +58,7 @@ class Choices:
     apply_affinity: bool = False  # --apply-affinity
     distribute: Request | None = None  # --distributed: made to run as one of N processes, where a file is an entry script
     apex: str | None = None  # --apex: "native" or "keep" (None: the target's default)
+    rules: RuleSelection = ALL  # --select / --ignore
 
     def __post_init__(self) -> None:
         if self.apex is not None and self.apex not in APEX_MODES:
@@ -63,7 +66,14 @@ class Choices:
 
     @property
     def apex_mode(self) -> str:
+        if not self.rules.allows_all(apex_codes()):  # (the conversion is one step: TP30x off, apex stays)
+            return KEEP
         return self.apex or default_mode(targets.get(self.target))
+
+    @property
+    def distributes(self) -> Request | None:
+        """--distributed's request, where its codes are selected (one step, like the apex conversion)."""
+        return self.distribute if self.rules.allows_all(distributed_codes()) else None
 
 
 def migrate_one(job: Job, choices: Choices | str) -> FileResult:
@@ -72,20 +82,26 @@ def migrate_one(job: Job, choices: Choices | str) -> FileResult:
     target's name alone asks for nothing else."""
     choices = Choices(choices) if isinstance(choices, str) else choices
     target = targets.get(choices.target)
-    mode = choices.apex_mode
+    mode, chosen, request = choices.apex_mode, choices.rules, choices.distributes
+    if skips_file(job.data):
+        return FileResult(job.data, error=SKIP_REASON)
 
     def migrate(data: bytes) -> FileResult:
-        if not mentions(target.name).search(data):
+        if not mentions(target.name, chosen).search(data):
             return FileResult(data, error=_parse_error(data))
-        return migrate_source(data, target, job.relative, choices.apply_affinity, keep_apex=mode == KEEP)
+        return migrate_source(data, target, job.relative, choices.apply_affinity, keep_apex=mode == KEEP, chosen=chosen)
 
     def distribute_and_migrate(data: bytes) -> FileResult:
-        if choices.distribute is None:
+        if request is None:
             return migrate(data)
-        return distribute_then_migrate(data, job.relative, choices.distribute, migrate)
+        return distribute_then_migrate(data, job.relative, request, migrate)
 
     try:
-        return convert_then_migrate(job.data, job.relative, mode, target, distribute_and_migrate)
+        result = convert_then_migrate(job.data, job.relative, mode, target, distribute_and_migrate)
+        if chosen.is_everything:
+            return result
+        # (the steps' own notes, TP200 and TP300, go with their codes; TP000 with the rules that ran)
+        return replace(result, findings=[f for f in result.findings if f.code == IMPORT_CODE or chosen.allows(f.code)])
     except MemoryError:
         return FileResult(job.data, error="needs more memory than a file may take")
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a rule's bug must not stop the run)

@@ -241,7 +241,7 @@ class CudaApiRule(ApiReferenceRule):
         needs = f"{verdict.replacement} {verdict.guard} {verdict.value or ''}"
         if line is not None:
             self.change(call, redirected, verdict.describe(), api=verdict.api, needs=needs)
-            self.context.fixes[line].append(run_only_when(verdict.guard))
+            self.context.add_fix(line, run_only_when(verdict.guard), self.code)
             return
         fallback = parse_expression(verdict.value if verdict.value is not None else "None")
 

@@ -47,6 +47,7 @@ class FileContext:
     target: Target
     path: str
     fixes: dict[cst.CSTNode, list[Fix]] = field(default_factory=lambda: defaultdict(list))
+    fix_codes: dict[cst.CSTNode, list[str]] = field(default_factory=lambda: defaultdict(list))  # each fix's rule (suppression.py)
     needed_imports: set[str] = field(default_factory=set)  # modules the rewritten code refers to
     needed_definitions: set[str] = field(default_factory=set)  # the target's module-level names used
     module: cst.Module | None = None  # the module the rules walk
@@ -66,6 +67,11 @@ class FileContext:
     once: set[str] = field(default_factory=set)  # what was reported once for the file (its pieces share it)
     # the whole file's top-level import lines, where the rules walk it in pieces (pieces.py)
     file_imports: Sequence[cst.SimpleStatementLine] | None = None
+
+    def add_fix(self, node: cst.CSTNode, fix: Fix, code: str) -> None:
+        """Record `fix` of `node`, made by the rule `code` (a suppression comment may take it out)."""
+        self.fixes[node].append(fix)
+        self.fix_codes[node].append(code)
 
     def first_time(self, what: str) -> bool:
         """Whether `what` (a row that a file gets once) is not reported yet: True once a file,

@@ -1,0 +1,1 @@
+"""`torchport check`: what a migration would change, listed as a linter lists findings."""
