@@ -31,7 +31,7 @@ SKIP_FILE = re.compile(rb"^[ \t]*#[ \t]*torchport:[ \t]*skip[-_]file[ \t]*$", re
 SKIP_REASON = "skipped on request (# torchport: skip-file), copied unchanged"
 
 _CODE = r"[A-Z]+[0-9]+"
-_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.IGNORECASE)
+_NOQA = re.compile(rf"#\s*noqa\b(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*torchport:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 
 

@@ -1,0 +1,165 @@
+"""`torchport check`: migrate's own rows, listed as a linter lists findings, with nothing written."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+SCHEMA = Path(__file__).with_name("sarif-schema-2.1.0.json")  # source: sarif-schema-2.1.0.json.source
+LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>TP\d{3}) (?P<message>.+)$")
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory):
+    """A copy of the bundled examples, and `torchport.cli.main`, whose answers are kept: each
+    command runs once however many tests read it (a run migrates the five files)."""
+    from torchport.cli import main
+
+    base = tmp_path_factory.mktemp("check")
+    copy = base / "examples"
+    shutil.copytree(EXAMPLES, copy)
+    before = _snapshot(copy)
+    answers: dict[tuple, tuple[int, str, str]] = {}
+
+    def kept(*args):
+        if args not in answers:
+            answers[args] = _ask(main, *args)
+        return answers[args]
+
+    return base, copy, before, kept
+
+
+_capture = None
+
+
+@pytest.fixture(autouse=True)
+def _captured(capsys):
+    global _capture
+    _capture = capsys
+    yield
+    _capture = None
+
+
+def _ask(main, *args):
+    _capture.readouterr()
+    try:
+        status = main([str(a) for a in args])
+    except SystemExit as exit_:
+        status = exit_.code
+    out = _capture.readouterr()
+    return status, out.out, out.err
+
+
+def main(*args):
+    return main(*args)
+
+
+def test_check_lists_exactly_the_rows_migrate_changes_and_writes_nothing(examples):
+    base, copy, before, main = examples
+    status, out, _ = main("check", copy, "--target", "npu", "--output-format", "json")
+    assert status == 1
+    listed = {(Path(f["file"]).relative_to(copy).as_posix(), f["line"], f["code"], f["message"])
+              for f in json.loads(out)["findings"]}
+    assert main("migrate", copy, "-o", base / "out", "--target", "npu", "-q")[0] == 0
+    with open(base / "out" / "torchport_report" / "change_list.csv", newline="") as table:
+        changes = {(r["File"], int(r["Start Line"]), r["Rule"], r["Message"]) for r in csv.DictReader(table)}
+    assert listed == changes and len(listed) > 20
+    status, diff, _ = main("migrate", copy, "--diff", "--target", "npu", "-q")
+    touched = set(re.findall(r"^\+\+\+ b/(\S+)", diff, re.M))
+    assert touched == {name for name, *_ in listed}
+    assert _snapshot(copy) == before  # (check wrote nothing, beside SRC or in it)
+
+
+def test_text_rows_are_sorted_in_ruffs_format_with_a_summary_line(examples):
+    _, copy, _, main = examples
+    status, out, _ = main("check", copy, "-t", "npu")
+    *rows, summary = out.splitlines()
+    assert status == 1
+    parsed = [LINE.match(row) for row in rows]
+    assert all(parsed), [row for row, m in zip(rows, parsed) if not m][:3]
+    keys = [(m["path"], int(m["line"]), int(m["col"])) for m in parsed]
+    assert keys == sorted(keys)
+    assert all(Path(m["path"]).is_file() for m in parsed)  # (a path the user can open, as SRC was spelled)
+    first = parsed[0]
+    text = Path(first["path"]).read_text().splitlines()[int(first["line"]) - 1]
+    assert int(first["col"]) == len(text) - len(text.lstrip()) + 1
+    assert summary.startswith(f"torchport check [npu]: {len(rows)} findings in 5 of 5 Python files")
+
+
+def test_the_migrated_tree_checks_clean(examples):
+    base, copy, _, main = examples
+    out = base / "out"
+    assert main("migrate", copy, "-o", out, "--target", "npu", "-q")[0] == 0
+    status, text, _ = main("check", out, "-t", "npu")
+    assert (status, text) == (0, "torchport check [npu]: 5 Python files, nothing to change\n")
+
+
+def test_diff_is_the_patch_migrate_diff_prints(examples):
+    _, copy, _, main = examples
+    status, patch, _ = main("check", copy, "--target", "npu", "--diff")
+    assert status == 1
+    assert patch == main("migrate", copy, "--diff", "--target", "npu", "-q")[1] and patch.startswith("--- a/")
+
+
+def test_sarif_output_validates_against_the_sarif_2_1_0_schema(examples):
+    jsonschema = pytest.importorskip("jsonschema")  # ([test] extra)
+    _, copy, _, main = examples
+    status, out, err = main("check", copy, "-t", "npu", "--output-format", "sarif")
+    log = json.loads(out)
+    jsonschema.Draft4Validator(json.loads(SCHEMA.read_text())).validate(log)
+    results = log["runs"][0]["results"]
+    rules = [rule["id"] for rule in log["runs"][0]["tool"]["driver"]["rules"]]
+    assert status == 1 and len(results) == len(main("check", copy, "-t", "npu")[1].splitlines()) - 1
+    assert err.startswith("torchport check [npu]: ")
+    assert all(rules[r["ruleIndex"]] == r["ruleId"] for r in results)
+    broken = {**log, "runs": [{"results": results}]}  # (no tool: the schema must say no)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft4Validator(json.loads(SCHEMA.read_text())).validate(broken)
+
+
+def test_github_format_is_one_workflow_annotation_per_finding(examples):
+    _, copy, _, main = examples
+    text = "".join(main("check", copy, "-t", "npu")[1].splitlines(keepends=True)[:-1])
+    _, annotations, _ = main("check", copy, "-t", "npu", "--output-format", "github")
+    rows, lines = text.splitlines(), annotations.splitlines()
+    assert len(rows) == len(lines)
+    match = LINE.match(rows[0])
+    assert lines[0] == (f"::warning file={match['path']},line={match['line']},col={match['col']},"
+                        f"title={match['code']}::{match['message']}")
+
+
+def test_an_empty_folder_or_one_without_python_is_a_warning_and_exit_1(tmp_path, cli):
+    assert cli("check", tmp_path, "-t", "npu")[0] == 1
+    (tmp_path / "README.md").write_text("torch.cuda\n")
+    status, out, err = cli("check", tmp_path, "-t", "npu")
+    assert (status, out) == (1, "")
+    assert err == f"torchport check: warning: no Python files in {tmp_path}\n"
+
+
+def test_an_unknown_code_prefix_is_a_one_line_usage_error(tmp_path, cli):
+    (tmp_path / "a.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    for command in (["check", tmp_path], ["migrate", tmp_path, "--diff"], ["analyze", tmp_path, "-o", tmp_path / "r"]):
+        status, out, err = cli(*command, "--select", "TP0,TP9")
+        assert (status, out) == (2, "")
+        assert err == f"torchport {command[0]}: error: 'TP9' is no rule code nor the beginning of one (e.g. TP0, TP11, TP003)\n"
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_file_that_is_not_python_is_named_and_fails_the_check(tmp_path, cli):
+    (tmp_path / "good.py").write_text("import torch\nx = 1\n")
+    (tmp_path / "old.py").write_text("import torch\nprint 'x'\nx = torch.zeros(1).cuda()\n")
+    status, out, err = cli("check", tmp_path, "-t", "cpu")
+    assert status == 1
+    assert f"torchport check: warning: {(tmp_path / 'old.py').as_posix()}: not migrated: " in err
+    assert out.endswith("2 Python files, nothing to change, 1 files not checked\n")
