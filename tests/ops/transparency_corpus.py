@@ -181,7 +181,7 @@ def saved_and_loaded(value):
     return torch.load(buffer)
 
 
-CASES = {
+SCALAR_OPERATORS = {
     # Python scalars on either side of an operator
     "tensor % float (the YOLO trainer's line)": lambda: (f() * 3.7) % 1.,
     "float % tensor (__rmod__)": lambda: 5.5 % f(),
@@ -234,6 +234,9 @@ CASES = {
     "nan_to_num, heaviside": lambda: (torch.nan_to_num(f() / 0., nan=0., posinf=9.), torch.heaviside(f(), torch.tensor(0.5))),
     "default float64: int tensor % float": lambda: with_default_dtype(torch.float64, lambda: (i() % 2.5, torch.tensor([1.5]))),
     "result_type, can_cast": lambda: (torch.result_type(i(), 2.5), torch.can_cast(torch.float32, torch.int32)),
+}
+
+IN_PLACE_VIEWS_AND_INDEXING = {
     # in-place ops
     "x %= float": lambda: then(f(), lambda x: x.__imod__(0.4)),
     "add_, mul_, pow_, clamp_": lambda: then(f(), lambda x: x.add_(1.5), lambda x: x.mul_(0.9), lambda x: x.pow_(2),
@@ -311,6 +314,9 @@ CASES = {
     "seeded randomness": lambda: seeded(lambda: (torch.randn(3), torch.randint(0, 9, (3,)), torch.randperm(4),
                                                  torch.rand(2).bernoulli(), F.dropout(torch.ones(4), 0.5))),
     "a generator of its own": lambda: torch.randn(3, generator=torch.Generator().manual_seed(1)),
+}
+
+AUTOGRAD = {
     # autograd: backward through captured ops gives the same grads
     "grads of % float": lambda: grads(lambda x: ((x * 3.7) % 1.).sum(), p()),
     "grads of ** float and float **": lambda: grads(lambda x: (x.abs() ** 2.5 + 2 ** x).sum(), p()),
@@ -325,6 +331,9 @@ CASES = {
     "backward twice raises": lambda: (lambda y: (y.backward(), y.backward()))((p() ** 2).sum()),
     "torch.func.grad and vmap": lambda: (torch.func.grad(lambda x: (x ** 2.5 % 3.).sum())(p().detach().abs()),
                                          torch.func.vmap(lambda row: row % 0.3)(f())),
+}
+
+MODULES_AND_MODES = {
     # nn.Module calls
     "Linear": lambda: module(lambda: nn.Linear(3, 2), f()),
     "Conv2d with padding": lambda: module(lambda: nn.Conv2d(1, 2, 3, padding=1), torch.arange(16.).reshape(1, 1, 4, 4) % 3.),
@@ -355,6 +364,11 @@ CASES = {
     "torch.save and torch.load": lambda: saved_and_loaded(f() % 0.3),
     "numpy()": lambda: (f() % 0.3).numpy(),
 }
+
+CASES = {**SCALAR_OPERATORS, **IN_PLACE_VIEWS_AND_INDEXING, **AUTOGRAD, **MODULES_AND_MODES}
+# What a script run by a command runs: the in-process tests run all of CASES under the same
+# recorder and detector, so the commands' own part (launching the script) needs no more.
+IN_A_SCRIPT = {**SCALAR_OPERATORS, **AUTOGRAD}
 
 # Cases that cost a second or more the first time a process runs them (a __torch_dispatch__
 # subclass makes torch import torch.distributed.tensor): run by `make fidelity`.

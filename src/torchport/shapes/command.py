@@ -64,9 +64,9 @@ def main(args: argparse.Namespace) -> int:
 
     steps = _positive(args.steps, "--steps") if args.steps is not None else None
     script, argv = _script(args.program)
+    report = _report_path(args)
     code = _instrumented_code(script)
     require_torch()
-    report = _report_path(args)
     session = _migrate_at_run_time(args) if args.target else None
     DETECTOR.reset()
     DETECTOR.configure(report=report, include_static=args.all, max_steps=steps, exit_at_limit=True)
