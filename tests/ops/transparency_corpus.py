@@ -360,6 +360,8 @@ MODULES_AND_MODES = {
                                                  torch.unique(i() % 2, return_counts=True)),
     "einsum, matmul, @ of vectors": lambda: (torch.einsum("ij,kj->ik", f(), f()), torch.matmul(f()[0], f()[1]), f()[0] @ f()[1]),
     "sparse * float": lambda: (f().to_sparse() * 2.5).to_dense(),
+    "meta tensors % float, ** float": lambda: (torch.empty(2, 3, device="meta") % 1., 2. ** torch.empty(3, device="meta")),
+    "quantized round trip": lambda: torch.quantize_per_tensor(f(), 0.1, 0, torch.qint8).dequantize() % 0.3,
     "type conversions": lambda: (f().int(), f().to(torch.float16), f().double(), f().type(torch.int32), f().type(), f().to(i())),
     "torch.save and torch.load": lambda: saved_and_loaded(f() % 0.3),
     "numpy()": lambda: (f() % 0.3).numpy(),
@@ -429,7 +431,7 @@ def _tensor_facts(tensor: torch.Tensor) -> Facts:
         strided = tensor.layout == torch.strided
         meta = (type(tensor).__name__, tensor.dtype, tuple(tensor.shape), tensor.stride() if strided else None,
                 tensor.requires_grad, grad_fn, tensor.layout, tensor.device, tensor.is_inference(), tensor.is_conj())
-        if isinstance(tensor, Wrapper):
+        if isinstance(tensor, Wrapper) or tensor.is_meta:  # no values to compare
             return Facts(meta, None)
         plain = torch.Tensor._make_subclass(torch.Tensor, tensor.detach()) if type(tensor) is not torch.Tensor else tensor
         values = plain.detach().resolve_conj().resolve_neg()
