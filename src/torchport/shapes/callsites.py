@@ -12,9 +12,11 @@ made by a library module or an optimizer, not by the user (the module's own call
 the user's line, by the forward hook), so it is not recorded at all.
 
 The project is a folder and everything below it, but no `site-packages` (a virtual environment
-kept inside it): the one given (`torchport shapes --project DIR`, `set_project`), else the folder
-of the script python runs (`__main__`) when the wrapped loop's file is inside it, else the folder
-of the wrapped loop's file (a loop in a test, a notebook's module). Code with no file (`<string>`,
+kept inside it): the one given (`torchport shapes --project DIR`, `set_project`), else the project
+of the script python runs (`__main__`) when the wrapped loop's file is inside it, else the wrapped
+loop's file's. A file's project is the nearest folder above it that a repository or a package
+build marks (`.git`, `pyproject.toml`, `setup.py`, `setup.cfg`: `tools/train.py` belongs to the
+repository, its `models/` included), else the file's own folder. Code with no file (`<string>`,
 `<stdin>`) counts as the project's: nothing says it is not.
 """
 
@@ -28,6 +30,7 @@ import sysconfig
 USER, PASS, BARRIER = 0, 1, 2
 _INTERNAL_PACKAGES = ("torch", "torchport", "")  # "": generated code, e.g. FX's <eval_with_key>
 _INSTALLED = ("site-packages", "dist-packages")
+MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")  # what makes a folder a project's root
 _project: str | None = None  # set_project's folder
 
 
@@ -133,14 +136,25 @@ class CallSites:
         return filename.startswith(self._stdlib) and "-packages" not in filename
 
 
+def project_of(path: str) -> str:
+    """The project of a file: the nearest folder above it with a marker, else the file's folder."""
+    own = folder = os.path.dirname(os.path.abspath(path))
+    while not any(os.path.exists(os.path.join(folder, marker)) for marker in MARKERS):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return own
+        folder = parent
+    return folder
+
+
 def _found_project(loop_file: str) -> str:
-    """The folder of the script python runs when the loop's file is inside it, else the loop's."""
+    """The project of the script python runs when the loop's file is inside it, else the loop's."""
     main = getattr(sys.modules.get("__main__"), "__file__", None)
     if main:
-        folder = os.path.dirname(os.path.abspath(main))
+        folder = project_of(main)
         if loop_file.startswith(os.path.join(folder, "")):
             return folder
-    return os.path.dirname(loop_file)
+    return project_of(loop_file)
 
 
 def position(frame) -> tuple[int, int]:

@@ -13,10 +13,11 @@ Shape Range), then ours (Column, Distinct Shapes, Iterations, Dynamic, Varying D
 terminal shows the remedies per target: NPU, torch.compile, and what fits the data: padding a
 varying length to buckets, padding a varying count of rows (boxes), drop_last for a short last batch.
 
-Each row names the innermost line of the project that made the call: the project is the script's
-folder and everything below it (--project DIR for another, e.g. the repository's root when the
-script is in tools/), but no site-packages inside it. Frames of files elsewhere (installed
-packages, a site-wide sitecustomize or shim) are walked past, as torch's are.
+Each row names the innermost line of the project that made the call. The project is a folder and
+everything below it but site-packages: --project DIR, else the nearest folder above the script
+with .git, pyproject.toml, setup.py or setup.cfg (tools/train.py: the repository), else the
+script's folder. Frames of files elsewhere (installed packages, a site-wide sitecustomize or
+shim) are walked past, as torch's are.
 
 examples:
   torchport shapes --steps 20 train.py --epochs 1      report in ./dynamic_shape_report.csv
@@ -41,7 +42,7 @@ import sys
 
 from torchport import targets
 from torchport.errors import UsageError
-from torchport.shapes.callsites import set_project
+from torchport.shapes.callsites import project_of, set_project
 from torchport.shapes.detector import DETECTOR, REPORT, StepLimit, prints_here
 from torchport.shapes.launch import compile_script, from_the_script, run_as_main
 from torchport.shapes.loops import MANUAL_EDIT, find_training_loops, instrument_source
@@ -56,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"the report's file name (default {REPORT}; torchrun ranks add .rank<N>)")
     parser.add_argument("--project", metavar="DIR",
                         help="the project's folder: rows name the innermost line of a file under it "
-                             "(default: the script's folder)")
+                             "(default: see below)")
     parser.add_argument("--all", action="store_true",
                         help="list the static call sites too (Dynamic column: no)")
     parser.add_argument("--target", choices=["auto", *targets.names()],
@@ -133,7 +134,7 @@ def _instrumented_code(script: str):
 
 def _project(folder: str | None, script: str) -> str:
     if folder is None:
-        return os.path.dirname(os.path.abspath(script))
+        return project_of(script)
     if not os.path.isdir(folder):
         raise UsageError(f"--project {folder}: no such folder")
     return folder

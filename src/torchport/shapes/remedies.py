@@ -105,8 +105,9 @@ def _data_remedies(dims: list[BatchDim], names: list[str]) -> list[tuple[str, st
     counts = [dim.varying for dim in dims if dim.kind == COUNT]
     if counts:
         tensors = ", ".join(_unique(_name(names, dim) for dim in counts))
-        found.append((f"pad the rows of {tensors} to a few counts {_buckets(counts)}, the padding rows ignored "
-                      f"by the loss", "the boxes or targets of full batches vary in number: drop_last would not help"))
+        why = "the boxes or targets of full batches vary in number: drop_last would not help"
+        found.append((f"pad the rows of {tensors} to a few counts {_buckets(counts)}, the padding rows "
+                      "ignored by the loss", why))
     sizes = [dim for dim in dims if dim.kind == BATCH_SIZE]
     if sizes and all(dim.short_last for dim in sizes):
         found.append((DROP_LAST, "the batch size varies in the last batch only: it is dropped"))
