@@ -180,3 +180,25 @@ def test_the_text_trainer_gets_buckets_and_drop_last(cli, in_tmp):
                                      "input 1 (labels) dim 0: 2..4 (the batch size, smaller in the last batch)")
     for remedy in (COMPILE_MODE, "pad_to_buckets([8, 9], dims=0)", "DataLoader(..., drop_last=True)"):
         assert remedy in batch["Remedy"] and remedy in err
+
+
+def _call_site(name, line, steps) -> Site:
+    site = Site("train.py", line, 1, name, "")
+    for inputs, outputs in steps:
+        site.current = {(tuple(inputs), tuple(outputs))}
+        site.commit()
+    return site
+
+
+def test_sizes_the_step_makes_itself_are_named_where_they_start_and_carried_ones_are_not():
+    counts = [19, 23, 18, 22]
+    batch = _batch_site(_yolo_steps(counts), line=10)
+    sides = [32, 48, 64, 32]
+    conv = _call_site("torch.nn.Conv2d", 12, [([(4, 3, s, s)], [(4, 8, s // 2, s // 2)]) for s in sides])
+    resize = _call_site("torch.nn.functional.interpolate", 11, [([(4, 3, 32, 32)], [(4, 3, s, s)]) for s in sides])
+    loss = _call_site("torch.Tensor.__getitem__", 13, [([(n, 6)], [(n,)]) for n in counts])  # carried: targets' rows
+    said = summary([batch, conv, resize, loss], 4, None)
+    assert "in the step    train.py:11 torch.nn.functional.interpolate and 1 more: sizes the loader's batches do " \
+           "not have" in said
+    assert "pad the rows of batch[1]" in said and DROP_LAST not in said
+    assert "in the step" not in summary([batch, loss], 4, None)  # the loss only carries the targets' count

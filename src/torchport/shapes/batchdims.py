@@ -45,6 +45,17 @@ def batch_dims(site: Site) -> list[BatchDim]:
     return found
 
 
+def carried(varying: VaryingDim, dims: list[BatchDim]) -> bool:
+    """Whether a call's varying dim looks carried from the batch's: the same sizes shifted
+    (`x[:, :-1]`, a convolution without padding), scaled (a stride) or multiplied together
+    (`logits.view(-1, vocab)`), within a tenth. Else the step made that size itself (a resize, a
+    filter `t[mask]`, nonzero), and nothing done to the data removes it."""
+    ranges = [(dim.varying.low, dim.varying.high) for dim in dims]
+    ranges += [(a * c, b * d) for i, (a, b) in enumerate(ranges) for c, d in ranges[i + 1:]]
+    low, high = varying.low, varying.high
+    return any(low - a == high - b or abs(low / high - a / b) < 0.1 for a, b in ranges if b)
+
+
 def batch_group(steps: list[tuple]) -> frozenset[int]:
     """The positions of the batch's own tensors, from each distinct step's shapes."""
     width = max((len(shapes) for shapes in steps), default=0)

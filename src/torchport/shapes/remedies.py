@@ -58,8 +58,9 @@ def batch_remedy(dims: list[BatchDim], names: list[str]) -> str:
     return " | ".join(parts)
 
 
-def advice(batch_dims: list[BatchDim], names: list[str]) -> list[str]:
-    """The summary's lines of advice: one per target, then torch.compile's and the data's."""
+def advice(batch_dims: list[BatchDim], names: list[str], made_in_step: list[Site]) -> list[str]:
+    """The summary's lines of advice: one per target, then torch.compile's and the data's, and a
+    word on the sites whose sizes the step makes itself (`made_in_step`), which no data remedy reaches."""
     lines = [f"  {name:<15}{advice.varying_shapes}   ({advice.varying_shapes_effect})"
              for name, advice in _advice() if advice.varying_shapes]
     if batch_dims:
@@ -69,8 +70,12 @@ def advice(batch_dims: list[BatchDim], names: list[str]) -> list[str]:
     else:
         lines.append("  torch.compile  torch._dynamo.mark_dynamic(t, dim) on the tensors feeding the sites above, "
                      "for the dims listed in the report's Varying Dims")
-        lines.append("  data           the loader's batches keep one shape: the sizes change inside the step "
-                     "(a resize, a count read from the data); let that code choose from a few sizes")
+    if made_in_step:
+        first = made_in_step[0]
+        more = f" and {len(made_in_step) - 1} more" if len(made_in_step) > 1 else ""
+        said = "keep one shape" if not batch_dims else "do not have"
+        lines.append(f"  in the step    {first.file}:{first.line} {first.function}{more}: sizes the loader's batches "
+                     f"{said}, made inside the step (a resize, a filter, nonzero); let that code choose from a few sizes")
     return lines
 
 

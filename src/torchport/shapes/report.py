@@ -12,7 +12,7 @@ length, a count), and the remedies: per target, torch.compile's, the data's.
 from __future__ import annotations
 
 from torchport.report.csv_table import write_table
-from torchport.shapes.batchdims import batch_dims
+from torchport.shapes.batchdims import batch_dims, carried
 from torchport.shapes.batchnames import loop_names
 from torchport.shapes.remedies import advice, batch_label, batch_remedy, call_remedy, fixed_shapes
 from torchport.shapes.sites import BATCH, IN, OUT, Site, shape_range, varying_dims
@@ -77,5 +77,14 @@ def summary(sites: list[Site], steps: int, report_path: str | None) -> str:
         lines.append(f"  ... and {len(dynamic) - SHOWN} more in the report")
     batch = next((site for site in dynamic if site.function == BATCH), None)
     lines.append("Each new shape is compiled again (NPU, torch.compile, XLA, CUDA graphs). Remedies:")
-    lines += advice(batch_dims(batch), batch_names(batch)) if batch is not None else advice([], [])
+    dims, names = (batch_dims(batch), batch_names(batch)) if batch is not None else ([], [])
+    lines += advice(dims, names, _made_in_step(dynamic, dims))
     return "\n".join(lines)
+
+
+def _made_in_step(dynamic: list[Site], dims: list) -> list[Site]:
+    """The call sites whose sizes are not carried from the batch's; first those that make a size
+    from fixed inputs (a resize, nonzero): where it comes from."""
+    made = [site for site in dynamic if site.function != BATCH
+            and not all(carried(dim, dims) for dim in varying_dims(site))]
+    return sorted(made, key=lambda site: any(dim.side == IN for dim in varying_dims(site)))
