@@ -202,3 +202,12 @@ def test_sizes_the_step_makes_itself_are_named_where_they_start_and_carried_ones
            "not have" in said
     assert "pad the rows of batch[1]" in said and DROP_LAST not in said
     assert "in the step" not in summary([batch, loss], 4, None)  # the loss only carries the targets' count
+
+
+def test_the_npus_remedy_is_its_own_and_a_function_of_the_torch_npu_wheel():
+    from torchport import targets
+    from torchport.targets.surface import names
+
+    remedy = targets.all_targets()["npu"].advice.varying_shapes
+    module, _, function = remedy.partition("(")[0].rpartition(".")
+    assert remedy == COMPILE_MODE and function in names("torch_npu-2.14.0.json", module)
