@@ -38,7 +38,7 @@ _project: str | None = None  # set_project's folder
 def set_project(folder: str | None):
     """The project's folder for the detectors made while the block runs (None: found as above)."""
     global _project
-    saved, _project = _project, None if folder is None else os.path.abspath(folder)
+    saved, _project = _project, None if folder is None else os.path.realpath(folder)
     try:
         yield
     finally:
@@ -122,7 +122,7 @@ class CallSites:
         none was given: it is the wrapped loop's)."""
         if filename.startswith("<"):
             return True
-        path = os.path.abspath(filename)
+        path = os.path.realpath(filename)  # (a symlinked checkout is still the project)
         if self.project is None:
             self.project = _found_project(path)
         root = os.path.join(self.project, "")
@@ -138,7 +138,7 @@ class CallSites:
 
 def project_of(path: str) -> str:
     """The project of a file: the nearest folder above it with a marker, else the file's folder."""
-    own = folder = os.path.dirname(os.path.abspath(path))
+    own = folder = os.path.dirname(os.path.realpath(path))
     while not any(os.path.exists(os.path.join(folder, marker)) for marker in MARKERS):
         parent = os.path.dirname(folder)
         if parent == folder:
