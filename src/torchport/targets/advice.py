@@ -2,8 +2,8 @@
 
 `Advice` holds the per-target facts (AMP is effectively required on the NPU's matrix units, MPS
 has no float64, what to do when shapes vary between steps, ...). `Affinity` rows name a faster
-API a target has for something a script does: a torch optimizer that has a fused twin in
-`torchport.optim`, a hand-written attention that `scaled_dot_product_attention` computes in one
+API a target has for something a script does: a torch optimizer that has a fused twin (torch_npu's
+own on the NPU, `torchport.optim`'s elsewhere), a hand-written attention that `scaled_dot_product_attention` computes in one
 kernel, a fused NPU op from torch_npu. The rules in migrate/rules/*_affinity.py match them in the
 same pass as the migration rules.
 """
@@ -12,9 +12,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from torchport.targets import npu_optim
+
 OPTIMIZER = "optimizer"
 FUNCTION = "function"
 PATTERN = "pattern"
+
+
+@dataclass(frozen=True)
+class Takes:
+    """The arguments a replacement takes that mean what the replaced API's mean: a call that passes
+    any other is not swapped."""
+
+    keywords: tuple[str, ...]  # by name, after the first parameter (what an optimizer optimizes)
+    positional: int  # how many of them a call may pass by position, after the first
+    required: tuple[str, ...] = ()  # those the replacement has no default for
+
+    def refuses(self, positional: int, keywords: list[str], starred: bool) -> str:
+        """Why a call with `positional` arguments after the first and these `keywords` cannot be
+        swapped ("" when it can)."""
+        if starred:
+            return "its arguments come from * or **"
+        others = [k for k in keywords if k not in self.keywords]
+        if others:
+            return f"it passes {', '.join(f'{k}=' for k in others)}, which the replacement does not take"
+        if positional > self.positional:
+            return f"it passes {positional} arguments by position after the first; the replacement orders only {self.positional} the same"
+        given = set(self.keywords[:positional]) | set(keywords)
+        missing = [r for r in self.required if r not in given]
+        return f"it passes no {', '.join(missing)}, which the replacement requires" if missing else ""
 
 
 @dataclass(frozen=True)
@@ -24,6 +50,9 @@ class Affinity:
     replacement: str  # the faster API
     safe: bool = False  # same arguments, same results and state_dict: --apply-affinity may swap it
     note: str = ""  # what to mind when making the change by hand
+    takes: Takes | None = None  # which arguments a safe swap may keep (None: all the replaced API takes)
+    conflict: str = ""  # a regular expression: a file whose source matches it is not swapped ...
+    conflict_why: str = ""  # ... for this reason
 
 
 @dataclass(frozen=True)
@@ -81,14 +110,24 @@ NPU_FUSED = (
     Affinity(PATTERN, "rotary_embedding", "torch_npu.npu_rotary_mul", note="x * cos + rotate_half(x) * sin by hand"),
     Affinity(PATTERN, "swiglu", "torch_npu.npu_swiglu", note="silu(a) * b by hand"),
     Affinity(PATTERN, "gelu_tanh", "torch_npu.npu_gelu", note="the tanh approximation by hand"),
-    Affinity(FUNCTION, "torch.nn.utils.clip_grad_norm_", "optimizer.clip_grad_norm_fused_",
-             note="with a torch_npu.optim.NpuFused* (or torchport.optim) optimizer: one fused kernel"),
+    Affinity(FUNCTION, "torch.nn.utils.clip_grad_norm_", f"optimizer.{npu_optim.CLIP}",
+             note=f"with a {npu_optim.PACKAGE}.NpuFused* optimizer: optimizer.{npu_optim.CLIP}(max_norm, norm_type=2), "
+                  "the norm over its combined gradients, not a pass per parameter (after scaler.unscale_ under a GradScaler)"),
 )
-NPU_OPTIMIZERS = tuple(
-    Affinity(OPTIMIZER, f"torch.optim.{name}", f"torchport.optim.{fused}", safe=True,
-             note=f"{_KEEP} (torch_npu.optim.NpuFused{name} is the NPU's own)")
-    for name, fused in _FUSED.items()
-) + OPTIMIZERS[len(_FUSED):]
+
+
+def _npu_optimizer(name: str, twin: npu_optim.Constructor) -> Affinity:
+    """The row for `name` on the NPU: torch_npu's own fused twin, swapped where its arguments
+    mean the same (npu_optim.py says which do)."""
+    if not twin.same:
+        return Affinity(OPTIMIZER, name, twin.qualified, note=f"{npu_optim.WHY_NOT[twin.name]}; it needs {npu_optim.NEEDS}")
+    return Affinity(OPTIMIZER, name, twin.qualified, safe=True,
+                    note=f"torch_npu's fused optimizer, the same update in a few kernel launches; it needs {npu_optim.NEEDS}",
+                    takes=Takes(twin.same, twin.positional, twin.required),
+                    conflict=npu_optim.SET_TO_NONE, conflict_why="the file calls zero_grad(set_to_none=True), which it refuses")
+
+
+NPU_OPTIMIZERS = tuple(_npu_optimizer(name, twin) for name, twin in npu_optim.TWINS.items())
 
 
 def common(**facts) -> Advice:
