@@ -48,7 +48,7 @@ class Affinity:
     category: str  # OPTIMIZER, FUNCTION or PATTERN (the report's "Api Type")
     name: str  # what the script uses: a qualified name, or a pattern's name ("attention")
     replacement: str  # the faster API
-    safe: bool = False  # same arguments, same results and state_dict: --apply-affinity may swap it
+    safe: bool = False  # the same update from the same arguments: --apply-affinity may swap it (as `takes` allows)
     note: str = ""  # what to mind when making the change by hand
     takes: Takes | None = None  # which arguments a safe swap may keep (None: all the replaced API takes)
     conflict: str = ""  # a regular expression: a file whose source matches it is not swapped ...
@@ -104,12 +104,25 @@ PORTABLE = (
     Affinity(PATTERN, "gelu_tanh", "torch.nn.functional.gelu", note='the tanh approximation by hand: approximate="tanh"'),
 )
 
+# The call forms follow torch_npu's operator schemas (npu::npu_fusion_attention(Tensor query, Tensor key,
+# Tensor value, int head_num, str input_layout, ..., float scale=1., ...) -> (Tensor, ...),
+# npu::npu_rms_norm(Tensor self, Tensor gamma, float epsilon=1e-06) -> (Tensor, Tensor),
+# npu::npu_rotary_mul(Tensor self, Tensor r1, Tensor r2), npu::npu_swiglu(Tensor self, int dim=-1),
+# npu::npu_gelu(Tensor self, *, str approximate="none")), as Ascend/pytorch documents them.
 NPU_FUSED = (
-    Affinity(PATTERN, "attention", "torch_npu.npu_fusion_attention", note="softmax(q @ k^T / sqrt(d)) @ v by hand"),
-    Affinity(PATTERN, "rms_norm", "torch_npu.npu_rms_norm", note="x * rsqrt(mean(x^2) + eps) by hand"),
-    Affinity(PATTERN, "rotary_embedding", "torch_npu.npu_rotary_mul", note="x * cos + rotate_half(x) * sin by hand"),
-    Affinity(PATTERN, "swiglu", "torch_npu.npu_swiglu", note="silu(a) * b by hand"),
-    Affinity(PATTERN, "gelu_tanh", "torch_npu.npu_gelu", note="the tanh approximation by hand"),
+    Affinity(PATTERN, "attention", "torch_npu.npu_fusion_attention",
+             note="softmax(q @ k^T / sqrt(d)) @ v by hand: torch_npu.npu_fusion_attention(q, k, v, head_num, "
+                  "\"BNSD\", scale=1 / sqrt(d))[0] (its scale is 1. unless given)"),
+    Affinity(PATTERN, "rms_norm", "torch_npu.npu_rms_norm",
+             note="x * rsqrt(mean(x^2) + eps) by hand: torch_npu.npu_rms_norm(x, weight, epsilon=eps)[0] "
+                  "(it returns y and rstd)"),
+    Affinity(PATTERN, "rotary_embedding", "torch_npu.npu_rotary_mul",
+             note="x * cos + rotate_half(x) * sin by hand: torch_npu.npu_rotary_mul(x, cos, sin)"),
+    Affinity(PATTERN, "swiglu", "torch_npu.npu_swiglu",
+             note="silu(a) * b by hand: torch_npu.npu_swiglu(x, dim=-1), x holding a then b along dim "
+                  "(the projection before it is split)"),
+    Affinity(PATTERN, "gelu_tanh", "torch_npu.npu_gelu",
+             note="the tanh approximation by hand: torch_npu.npu_gelu(x, approximate=\"tanh\")"),
     Affinity(FUNCTION, "torch.nn.utils.clip_grad_norm_", f"optimizer.{npu_optim.CLIP}",
              note=f"with a {npu_optim.PACKAGE}.NpuFused* optimizer: optimizer.{npu_optim.CLIP}(max_norm, norm_type=2), "
                   "the norm over its combined gradients, not a pass per parameter (after scaler.unscale_ under a GradScaler)"),
