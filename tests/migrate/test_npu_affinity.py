@@ -188,6 +188,8 @@ def _installed_init(module: str, cls: str) -> list[str]:
 
 
 ORIGINALS = {
+    "pytorch_pretrained_bert.optimization.BertAdam": ("pytorch_pretrained_bert.optimization", "BertAdam"),
+    "timm.optim.Lamb": ("timm.optim.lamb", "Lamb"),
     "torch.optim.SGD": ("torch.optim", "SGD"),
     "torch.optim.Adam": ("torch.optim", "Adam"),
     "torch.optim.AdamW": ("torch.optim", "AdamW"),
@@ -198,15 +200,18 @@ ORIGINALS = {
 }
 
 
-@pytest.mark.parametrize("original", sorted(ORIGINALS))
+def _original_parameters(original: str) -> list[str]:
+    module, cls = ORIGINALS[original]
+    if module == "torch.optim":
+        return _parameters_of(getattr(importlib.import_module(module), cls))
+    return _installed_init(module, cls)
+
+
+@pytest.mark.parametrize("original", sorted(o for o, twin in npu_optim.TWINS.items() if twin.same))
 def test_a_swapped_optimizers_kept_arguments_are_the_originals_in_its_order(original: str) -> None:
     """What npu_optim.py records of each twin against the optimizer it replaces, as installed: the
     arguments a swap keeps are parameters of both, the positional ones in the same places."""
-    module, cls = ORIGINALS[original]
-    if module == "torch.optim":
-        parameters = _parameters_of(getattr(importlib.import_module(module), cls))
-    else:
-        parameters = _installed_init(module, cls)
+    parameters = _original_parameters(original)
     twin = npu_optim.TWINS[original]
     assert set(twin.same) <= set(twin.parameters) and set(twin.same) <= set(parameters)
     assert list(twin.same[:twin.positional]) == parameters[:twin.positional] == list(twin.parameters[:twin.positional])
@@ -221,3 +226,16 @@ def test_every_npu_optimizer_row_names_a_class_torch_npu_has() -> None:
     assert {row.replacement for row in rows if not row.safe} == {"torch_npu.optim.NpuFusedLamb", "torch_npu.optim.NpuFusedBertAdam"}
     others = [row for t in targets.names() if t != "npu" for row in targets.get(t).advice.affinity if row.category == "optimizer"]
     assert others and all(row.replacement.startswith("torchport.optim.") for row in others)
+
+
+@pytest.mark.parametrize("original", sorted(ORIGINALS))
+def test_torchport_optims_twins_keep_only_arguments_both_take(original: str) -> None:
+    """The other targets' rows against torchport.optim's classes and the installed originals."""
+    import torchport.optim
+
+    (row,) = [r for r in targets.get("cpu").advice.affinity if r.name == original]
+    twin = _parameters_of(getattr(torchport.optim, row.replacement.removeprefix("torchport.optim.")))
+    parameters = _original_parameters(original)
+    takes = row.takes
+    assert set(takes.keywords) == set(twin) & set(parameters)
+    assert list(takes.keywords[:takes.positional]) == parameters[:takes.positional] == twin[:takes.positional]

@@ -80,19 +80,30 @@ class Advice:
         return self.varying_shapes.split("(", 1)[0].rsplit(".", 1)[-1]
 
 
-_FUSED = {
-    "SGD": "FusedSGD", "Adam": "FusedAdam", "AdamW": "FusedAdamW", "Adadelta": "FusedAdadelta", "RMSprop": "FusedRMSprop",
-}
 _KEEP = "same arguments and state_dict; every parameter updated in a few kernel launches"
+_ADAM = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")
+# replaced optimizer -> (its twin in torchport.optim, the parameters both take, how many of them in
+# the same positions): torch's foreach=, fused=, differentiable=, capturable= and timm's caution=
+# the twins do not take, so a call that passes one keeps its optimizer.
+_TORCHPORT_TWINS = {
+    "torch.optim.SGD": ("FusedSGD", ("lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize"), 5),
+    "torch.optim.Adam": ("FusedAdam", (*_ADAM, "decoupled_weight_decay"), 5),
+    "torch.optim.AdamW": ("FusedAdamW", _ADAM, 5),
+    "torch.optim.Adadelta": ("FusedAdadelta", ("lr", "rho", "eps", "weight_decay", "maximize"), 4),
+    "torch.optim.RMSprop": ("FusedRMSprop", ("lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize"), 6),
+    "timm.optim.Lamb": ("FusedLamb", ("lr", "bias_correction", "betas", "eps", "weight_decay", "grad_averaging",
+                                      "max_grad_norm", "trust_clip", "always_adapt", "decoupled_decay",
+                                      "corrected_weight_decay"), 9),
+    "timm.optim.AdamP": ("FusedAdamP", ("lr", "betas", "eps", "weight_decay", "delta", "wd_ratio", "nesterov"), 7),
+    "timm.optim.RMSpropTF": ("FusedRMSpropTF", ("lr", "alpha", "eps", "weight_decay", "momentum", "centered",
+                                                "decoupled_decay", "corrected_weight_decay", "lr_in_momentum"), 9),
+    "pytorch_pretrained_bert.optimization.BertAdam": (
+        "FusedBertAdam", ("lr", "warmup", "t_total", "schedule", "b1", "b2", "e", "weight_decay", "max_grad_norm"), 9),
+}
 
 OPTIMIZERS = tuple(
-    Affinity(OPTIMIZER, f"torch.optim.{name}", f"torchport.optim.{fused}", safe=True, note=_KEEP)
-    for name, fused in _FUSED.items()
-) + (
-    Affinity(OPTIMIZER, "timm.optim.Lamb", "torchport.optim.FusedLamb", safe=True, note=_KEEP),
-    Affinity(OPTIMIZER, "timm.optim.AdamP", "torchport.optim.FusedAdamP", safe=True, note=_KEEP),
-    Affinity(OPTIMIZER, "timm.optim.RMSpropTF", "torchport.optim.FusedRMSpropTF", safe=True, note=_KEEP),
-    Affinity(OPTIMIZER, "pytorch_pretrained_bert.optimization.BertAdam", "torchport.optim.FusedBertAdam", safe=True, note=_KEEP),
+    Affinity(OPTIMIZER, name, f"torchport.optim.{twin}", safe=True, note=_KEEP, takes=Takes(keywords, positional))
+    for name, (twin, keywords, positional) in _TORCHPORT_TWINS.items()
 )
 
 PORTABLE = (

@@ -122,13 +122,16 @@ APPLIED = [
     pytest.param(
         TORCH + "optimizer = torch.optim.Adadelta(model.parameters(), 1.0, 0.9, 1e-6, 0, False)\n",
         {
-            "npu": UNCHANGED,
-            "default": TORCH + (
-                "import torchport.optim\n"
-                "optimizer = torchport.optim.FusedAdadelta(model.parameters(), 1.0, 0.9, 1e-6, 0, False)\n"
-            ),
+            "default": UNCHANGED,
         },
-        id="on npu Adadelta's sixth positional argument (foreach) stays",
+        id="Adadelta's sixth positional argument (foreach), which no twin takes, keeps it",
+    ),
+    pytest.param(
+        TORCH + "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)\n",
+        {
+            "default": UNCHANGED,
+        },
+        id="fused=, which no twin takes, keeps torch's AdamW",
     ),
     pytest.param(
         TORCH + (
