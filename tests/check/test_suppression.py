@@ -93,3 +93,10 @@ def test_skip_file_copies_it_unchanged_and_the_summary_counts_what_was_suppresse
     status, out, _ = cli("check", src, "-t", "npu")
     assert status == 1 and "vendored.py" not in out
     assert out.splitlines()[-1].endswith(", 1 suppressed, 1 files skipped (# torchport: skip-file)")
+
+
+def test_what_a_suppressed_change_would_have_needed_is_not_added():
+    source = "import torch\n\nx = torch.zeros(1).cuda()  # noqa\ntorch.cuda.synchronize()\n"
+    assert _migrated(source, "accelerator").source.decode() == (
+        "import torch\n\nx = torch.zeros(1).cuda()  # noqa\n"
+        "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n")

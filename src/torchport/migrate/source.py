@@ -338,8 +338,8 @@ def _migrate_in_pieces(
         done = _migrate_piece(piece_text, piece.parsed_behind, indent, starts, reading, shared, apply_affinity, chosen)
         if isinstance(done, str):
             return FileResult(source, error=done)
-        module, context = done
-        suppressed += [_shifted(finding, offset) for finding in _suppressed(context, piece_text)]
+        module, context, dropped = done
+        suppressed += [_shifted(finding, offset) for finding in dropped]
         findings += [_shifted(finding, offset) for finding in context.findings()]
         cuda_imports += imports.cuda_imports(module.with_changes(body=module.body[piece.parsed_behind :]))
         if context.fixes:
@@ -365,9 +365,9 @@ def _migrate_in_pieces(
 def _migrate_piece(
     text: str, behind: int, indent: str, starts: array, reading: Reading, shared: FileContext, apply_affinity: bool,
     chosen: RuleSelection = ALL,
-) -> tuple[cst.Module, FileContext] | str:
+) -> tuple[cst.Module, FileContext, list[Finding]] | str:
     """One piece parsed and walked by the rules (nothing kept of the `behind` statements it is
-    parsed behind); or why it could not be."""
+    parsed behind), with the rows its suppression comments took out; or why it could not be."""
     target, path = shared.target, shared.path
     try:
         module = cst.parse_module(text)
@@ -385,9 +385,10 @@ def _migrate_piece(
     except NameAnalysisError as error:
         return f"could not analyse names: {_one_line(error.__cause__)}"
     _forget(context, module.body[:behind])
+    dropped = _suppressed(context, text)
     shared.needed_imports |= context.needed_imports
     shared.needed_definitions |= context.needed_definitions
-    return module, context
+    return module, context, dropped
 
 
 def _fixed(module: cst.Module, context: FileContext, target: Target) -> cst.Module:

@@ -113,13 +113,14 @@ def drop_suppressed(context, suppressions: Suppressions | None) -> list[Finding]
         return []
     context.reported[:] = kept
     for node in list(context.fixes):
-        pairs = [(fix, code) for fix, code in zip(context.fixes[node], context.fix_codes.get(node, []))
-                 if not suppressions.covers(code, start(node))]
+        pairs = [(fix, origin) for fix, origin in zip(context.fixes[node], context.fix_origins.get(node, []))
+                 if not suppressions.covers(origin[0], start(node))]
         if pairs:
-            context.fixes[node], context.fix_codes[node] = [p[0] for p in pairs], [p[1] for p in pairs]
+            context.fixes[node], context.fix_origins[node] = [p[0] for p in pairs], [p[1] for p in pairs]
         else:
             del context.fixes[node]
-            context.fix_codes.pop(node, None)
+            context.fix_origins.pop(node, None)
+    context.needs_again()  # (a suppressed change's imports and definitions are not needed)
     path = context.path
     return [Finding(path, *lines.get(node, (0, 0)), code, operation, message, *extra)
             for node, code, operation, message, *extra in dropped]

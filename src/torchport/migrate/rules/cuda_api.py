@@ -232,13 +232,12 @@ class CudaApiRule(ApiReferenceRule):
                                              *updated.args[1:]])
             return new.with_changes(args=[]) if verdict.drop_args else new
 
-        if as_index is not None:
-            self.context.need_expression(as_index("0"))
+        index = as_index("0") if as_index is not None else ""  # (what the index's new spelling needs)
         if verdict.guard is None or (verdict.guard == self.target.guard and self.guarded_already(call)):
-            needs = f"{verdict.replacement} {device if verdict.device_first else ''}"
+            needs = f"{verdict.replacement} {device if verdict.device_first else ''} {index}"
             self.change(call, redirected, verdict.describe(), api=verdict.api, needs=needs)
             return
-        needs = f"{verdict.replacement} {verdict.guard} {verdict.value or ''}"
+        needs = f"{verdict.replacement} {verdict.guard} {verdict.value or ''} {index}"
         if line is not None:
             self.change(call, redirected, verdict.describe(), api=verdict.api, needs=needs)
             self.context.add_fix(line, run_only_when(verdict.guard), self.code)

@@ -47,7 +47,8 @@ class FileContext:
     target: Target
     path: str
     fixes: dict[cst.CSTNode, list[Fix]] = field(default_factory=lambda: defaultdict(list))
-    fix_codes: dict[cst.CSTNode, list[str]] = field(default_factory=lambda: defaultdict(list))  # each fix's rule (suppression.py)
+    # each fix's rule and the generated source it needs, (code, needs): a suppression comment may take it out
+    fix_origins: dict[cst.CSTNode, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
     needed_imports: set[str] = field(default_factory=set)  # modules the rewritten code refers to
     needed_definitions: set[str] = field(default_factory=set)  # the target's module-level names used
     module: cst.Module | None = None  # the module the rules walk
@@ -68,10 +69,21 @@ class FileContext:
     # the whole file's top-level import lines, where the rules walk it in pieces (pieces.py)
     file_imports: Sequence[cst.SimpleStatementLine] | None = None
 
-    def add_fix(self, node: cst.CSTNode, fix: Fix, code: str) -> None:
-        """Record `fix` of `node`, made by the rule `code` (a suppression comment may take it out)."""
+    def add_fix(self, node: cst.CSTNode, fix: Fix, code: str, needs: str = "") -> None:
+        """Record `fix` of `node`, made by the rule `code`; `needs`: the generated source."""
         self.fixes[node].append(fix)
-        self.fix_codes[node].append(code)
+        self.fix_origins[node].append((code, needs))
+        if needs:
+            self.need_expression(needs)
+
+    def needs_again(self) -> None:
+        """What the rewritten code needs, worked out again from the fixes left (some were taken out)."""
+        self.needed_imports.clear()
+        self.needed_definitions.clear()
+        for node, origins in self.fix_origins.items():
+            for _, needs in origins if node in self.fixes else ():
+                if needs:
+                    self.need_expression(needs)
 
     def first_time(self, what: str) -> bool:
         """Whether `what` (a row that a file gets once) is not reported yet: True once a file,

@@ -193,9 +193,7 @@ class Rule:
         needs: str = "",
     ) -> None:
         """Record an edit of `node` (and a change_list row). `needs`: the generated source."""
-        self.context.add_fix(node, fix, self.code)
-        if needs:
-            self.context.need_expression(needs)
+        self.context.add_fix(node, fix, self.code, needs)
         self.report(node, operation, message, api=api)
 
     def report(
