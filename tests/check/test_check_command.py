@@ -163,3 +163,18 @@ def test_a_file_that_is_not_python_is_named_and_fails_the_check(tmp_path, cli):
     assert status == 1
     assert f"torchport check: warning: {(tmp_path / 'old.py').as_posix()}: not migrated: " in err
     assert out.endswith("2 Python files, nothing to change, 1 files not checked\n")
+
+
+def test_files_as_pre_commit_passes_them_two_of_one_name_included(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "utils.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    (tmp_path / "a" / "other.py").write_text("import torch\nx = torch.zeros(1)\n")
+    status, out, _ = cli("check", "a/utils.py", "b/utils.py", "a/other.py", "a/utils.py", "-t", "npu", "--select", "TP003")
+    assert status == 1
+    assert out.splitlines() == [
+        "a/utils.py:2:1: TP003 replace .cuda() with .npu()",
+        "b/utils.py:2:1: TP003 replace .cuda() with .npu()",
+        "torchport check [npu]: 2 findings in 2 of 3 Python files (2 to change, 0 unsupported)",
+    ]

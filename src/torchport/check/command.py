@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from torchport import targets
@@ -63,22 +64,52 @@ def main(args: argparse.Namespace) -> int:
         select=rules.select, ignore=rules.ignore,
     )
     try:
-        outcome = engine.run(options)  # (a --diff: nothing is written)
-        where = displayed(options)
+        runs = [(engine.run(part), displayed(part)) for part in apart(options)]  # (a --diff: nothing is written)
     except engine.MigrationError as error:
         raise UsageError(str(error)) from None
+    outcome = merged([run for run, _ in runs])
     if outcome.python_files == 0:
         print(f"torchport check: warning: no Python files in {' '.join(map(str, args.src))}", file=sys.stderr)
         return 1
     columns = Columns()
-    rows = sorted((row_of(f, where, columns) for f in reported(outcome.findings)),
+    rows = sorted((row_of(f, where, columns) for run, where in runs for f in reported(run.findings)),
                   key=lambda r: (r.path, r.line, r.column, r.code, r.message))
-    unread = [(name, reason) for name, reason in outcome.skipped if name not in outcome.skipped_on_request]
-    for name, reason in unread:
-        print(f"torchport check: warning: {where(name)}: {reason}", file=sys.stderr)
+    unread = [(where(name), reason) for run, where in runs for name, reason in run.skipped
+              if name not in run.skipped_on_request]
+    for path, reason in unread:
+        print(f"torchport check: warning: {path}: {reason}", file=sys.stderr)
     summary = summarize(outcome, options, rows, unread)
     _print(args, outcome, rows, summary)
     return 1 if rows or unread else 0
+
+
+def apart(options: engine.Options) -> list[engine.Options]:
+    """The run split so that no two of its SRC would take one name in migrate's tree (pre-commit
+    passes `a/utils.py b/utils.py`): a run for each set of distinct names, usually one."""
+    groups: list[tuple[set[str], list[Path]]] = []
+    seen = set()
+    for path in options.sources:
+        resolved = path.resolve()
+        if resolved in seen:
+            continue
+        seen.add(resolved)
+        group = next((g for g in groups if resolved.name not in g[0]), None)
+        if group is None:
+            groups.append(group := (set(), []))
+        group[0].add(resolved.name)
+        group[1].append(path)
+    return [replace(options, sources=paths) for _, paths in groups]
+
+
+def merged(outcomes: list[engine.Outcome]) -> engine.Outcome:
+    """What the runs found, together (the figures the summary reads, and the patches)."""
+    whole = engine.Outcome()
+    for outcome in outcomes:
+        whole.python_files += outcome.python_files
+        whole.suppressed += outcome.suppressed
+        whole.skipped_on_request += outcome.skipped_on_request
+        whole.diffs += outcome.diffs
+    return whole
 
 
 def reported(findings: list[Finding]) -> list[Finding]:
@@ -159,21 +190,20 @@ class Columns:
 
 
 def displayed(options: engine.Options):
-    """A function from a file's name in migrate's output tree to the path it was read from, as
-    the user spelled SRC (`examples/train.py`, not the name below the folder)."""
+    """A function from a file's name in migrate's tree to the path it was read from, as the user
+    spelled SRC (`examples/train.py`, not the name below the folder)."""
     sources, _ = engine.check_paths(options)
     several = len(sources) > 1
-    places = []
-    for given, source in zip(options.sources, sources):
-        folder = given if source.path.is_dir() else given.parent
-        places.append((source.prefix.as_posix() if several and source.path.is_dir() else "", folder))
+    files = {source.path.name: given for given, source in zip(options.sources, sources) if source.path.is_file()}
+    folders = [("", given) if not several else (f"{source.prefix.as_posix()}/", given)
+               for given, source in zip(options.sources, sources) if source.path.is_dir()]
 
     def where(name: str) -> str:
-        for prefix, folder in places:
-            if not prefix or name.startswith(prefix + "/"):
-                rest = name[len(prefix) + 1 :] if prefix else name
-                if len(places) == 1 or (folder / rest).exists():
-                    return (folder / rest).as_posix()
+        if name in files:
+            return files[name].as_posix()
+        for prefix, folder in folders:
+            if name.startswith(prefix):
+                return (folder / name[len(prefix):]).as_posix()
         return name
 
     return where
