@@ -173,8 +173,10 @@ def test_files_as_pre_commit_passes_them_two_of_one_name_included(tmp_path, cli,
     (tmp_path / "a" / "other.py").write_text("import torch\nx = torch.zeros(1)\n")
     status, out, _ = cli("check", "a/utils.py", "b/utils.py", "a/other.py", "a/utils.py", "-t", "npu", "--select", "TP003")
     assert status == 1
-    assert out.splitlines() == [
+    assert out.splitlines() == [  # (TP000: the import the TP003 change needs, at its line in the new code)
+        "a/utils.py:2:1: TP000 insert import torch_npu",
         "a/utils.py:2:1: TP003 replace .cuda() with .npu()",
+        "b/utils.py:2:1: TP000 insert import torch_npu",
         "b/utils.py:2:1: TP003 replace .cuda() with .npu()",
-        "torchport check [npu]: 2 findings in 2 of 3 Python files (2 to change, 0 unsupported)",
+        "torchport check [npu]: 4 findings in 2 of 3 Python files (4 to change, 0 unsupported)",
     ]
