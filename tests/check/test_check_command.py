@@ -180,3 +180,16 @@ def test_files_as_pre_commit_passes_them_two_of_one_name_included(tmp_path, cli,
         "b/utils.py:2:1: TP003 replace .cuda() with .npu()",
         "torchport check [npu]: 4 findings in 2 of 3 Python files (4 to change, 0 unsupported)",
     ]
+
+
+def test_sarif_locations_are_uris_relative_where_the_path_is():
+    from torchport.check.formats import Row, sarif
+    from torchport.findings import Operation
+
+    rows = [Row("src/my model.py", 3, 5, 3, "TP003", "replace .cuda()", Operation.MODIFY),
+            Row("/abs/train.py", 1, 1, 2, "TP009", "no twin", Operation.UNSUPPORTED)]
+    results = json.loads(sarif(rows, {"TP003": ".cuda() calls"}))["runs"][0]["results"]
+    where = [r["locations"][0]["physicalLocation"] for r in results]
+    assert [w["artifactLocation"]["uri"] for w in where] == ["src/my%20model.py", "file:///abs/train.py"]
+    assert where[0]["region"] == {"startLine": 3, "startColumn": 5, "endLine": 3}
+    assert [r["level"] for r in results] == ["warning", "error"]

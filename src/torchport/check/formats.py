@@ -4,6 +4,8 @@ sarif (2.1.0, for GitHub code scanning) and github (workflow annotations)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path, PurePath
+from urllib.parse import quote
 from dataclasses import dataclass
 
 from torchport import __version__
@@ -54,7 +56,7 @@ def sarif(rows: list[Row], titles: dict[str, str]) -> str:
             "level": "error" if r.unsupported else "warning",
             "message": {"text": r.message},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": r.path},
+                "artifactLocation": {"uri": _uri(r.path)},
                 "region": {"startLine": r.line, "startColumn": r.column, "endLine": max(r.end_line, r.line)},
             }}],
         }
@@ -63,6 +65,14 @@ def sarif(rows: list[Row], titles: dict[str, str]) -> str:
     driver = {"name": "torchport", "version": __version__, "rules": rules}
     log = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{"tool": {"driver": driver}, "results": results}]}
     return json.dumps(log, indent=2) + "\n"
+
+
+def _uri(path: str) -> str:
+    """A SARIF artifact URI: relative paths stay relative (code scanning reads them against the
+    checkout), each part escaped; an absolute path becomes a file: URI."""
+    if PurePath(path).is_absolute():
+        return Path(path).as_uri()
+    return quote(PurePath(path).as_posix())
 
 
 def github(rows: list[Row]) -> str:
