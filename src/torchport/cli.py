@@ -19,7 +19,7 @@ COMMANDS = {
     "migrate": ("torchport.migrate.command", "rewrite CUDA code for another target into a new tree"),
     "run": ("torchport.runtime.command", "run an unmodified CUDA script on another target"),
     "shapes": ("torchport.shapes.command", "find the torch calls whose shapes change from step to step"),
-    "check": ("torchport.check.command", "list what a migration would change, as a linter does (exit 1 if anything)"),
+    "check": ("torchport.check.command", "list what a migration would change, as a linter lists findings"),
     "analyze": ("torchport.analyze.command", "report what will not move, what to tune, and third-party CUDA"),
     "ops": ("torchport.ops.command", "which aten ops a run uses that a target has no kernel for"),
     "targets": ("torchport.targets.command", "list the targets, or what each torch.cuda API becomes"),
@@ -32,7 +32,7 @@ device-agnostic code (torch.accelerator).
 examples:
   torchport migrate train.py -o ported --target npu       rewrite a script into ported/
   torchport migrate repo/ -o repo_cpu --target cpu --diff  preview the changes only
-  torchport check repo/ --target npu                       what would change, path:line:col: CODE (exit 1)
+  torchport check repo/ --target npu                      what would change, as path:line:col: CODE (exit 1)
   torchport run --target cpu train.py --epochs 1          run CUDA code as it is, on the CPU
   torchport analyze repo/ -o report --target npu          what will not move, and what to tune
   torchport shapes --steps 20 train.py                    which calls change shapes from step to step
