@@ -78,7 +78,28 @@ def test_check_lists_exactly_the_rows_migrate_changes_and_writes_nothing(example
     status, diff, _ = main("migrate", copy, "--diff", "--target", "npu", "-q")
     touched = set(re.findall(r"^\+\+\+ b/(\S+)", diff, re.M))
     assert touched == {name for name, *_ in listed}
+    findings = json.loads(out)["findings"]
+    spans = {(Path(f["file"]).relative_to(copy).as_posix(), line) for f in findings if f["operation"] in ("MODIFY", "DELETE")
+             for line in range(f["line"], f["end_line"] + 1)}
+    removed = _removed_lines(diff)
+    assert removed and {(name, line) for name, line, text in removed if text.strip()} <= spans
     assert _snapshot(copy) == before  # (check wrote nothing, beside SRC or in it)
+
+
+def _removed_lines(diff: str) -> list[tuple[str, int, str]]:
+    """(file, line in the old file, its text) of each line a unified diff removes."""
+    removed, name, line = [], None, 0
+    for text in diff.splitlines():
+        if text.startswith("--- a/"):
+            name = text[len("--- a/"):]
+        elif hunk := re.match(r"@@ -(\d+)", text):
+            line = int(hunk[1])
+        elif text.startswith("-") and name:
+            removed.append((name, line, text[1:]))
+            line += 1
+        elif text.startswith(" "):
+            line += 1
+    return removed
 
 
 def test_text_rows_are_sorted_in_ruffs_format_with_a_summary_line(examples):
