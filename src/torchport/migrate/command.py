@@ -161,7 +161,7 @@ def main(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     options = engine.Options(
         sources=args.src, out=args.out, target=args.target, force=args.force, diff=args.diff, jobs=jobs,
-        progress=not args.quiet and sys.stderr.isatty(), selection=selection_from(args),
+        progress=not args.quiet, selection=selection_from(args),
         file_timeout=args.file_timeout, apply_affinity=args.apply_affinity,
         distribute=distributed_request(args), entries=args.entry, apex=args.apex,
     )

@@ -11,7 +11,6 @@ import difflib
 import io
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import tokenize
@@ -31,12 +30,12 @@ from torchport.migrate.distributed import Request
 from torchport import targets
 from torchport.findings import Finding, Operation
 from torchport.migrate.source import FileResult
+from torchport.migrate.progress import progress_for
 from torchport.migrate.walk import Selection, scan
 from torchport.migrate.workers import FILE_MEMORY, FILE_TIMEOUT, Choices, Job, migrate_guarded
 from torchport.report.tables import write_reports
 
 REPORT_DIR = "torchport_report"
-PROGRESS_MIN_FILES = 20
 
 
 class MigrationError(Exception):
@@ -51,7 +50,7 @@ class Options:
     force: bool = False
     diff: bool = False
     jobs: int = 1
-    progress: bool = False
+    progress: bool = False  # on stderr: a bar on a terminal, a line every few seconds otherwise
     selection: Selection = field(default_factory=Selection)
     file_timeout: float = FILE_TIMEOUT
     file_memory: int = FILE_MEMORY
@@ -373,7 +372,7 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
                 copies.append((source.base / relative, named(relative)))
     outcome.python_files = len(python)
     jobs = (Job(name, data) for name, origin in python.items() if (data := _read(origin, name, outcome)) is not None)
-    progress = Progress(len(python)) if options.progress and len(python) >= PROGRESS_MIN_FILES else None
+    progress = progress_for(len(python), options.progress)
     results = migrate_guarded(jobs, options.choices(), options.jobs, options.file_timeout, options.file_memory)
     with Copier(writer, copies, outcome):
         for job, result in results:
@@ -517,19 +516,3 @@ def _unified_diff(relative: str, old: bytes, new: bytes, new_file: bool = False)
     )
     return "".join(lines)
 
-
-class Progress:
-    """A one-line progress bar on stderr (only drawn for a terminal)."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.done_count = 0
-
-    def step(self) -> None:
-        self.done_count += 1
-        filled = 30 * self.done_count // self.total
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done_count}/{self.total} files")
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        sys.stderr.write("\n")
