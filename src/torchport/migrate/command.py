@@ -13,6 +13,8 @@ migrated and every other file copied, plus reports in OUT/torchport_report/:
   skipped_files.csv    files copied unchanged (not valid Python, Python 2, bad encoding, over a
                        budget) or not taken (unreadable, a loop of links, a link out of SRC)
   distributed.csv      with --distributed: its rows alone (the columns of change_list.csv)
+  index.html           all of it as one page: the counts, and per file a side-by-side diff
+                       whose changed lines carry their rule and message (no network needed)
   summary.json         the figures below, for scripts; what the file choice left out (with
                        --distributed: which files it changed, which entry scripts it left and why);
                        "apex": the --apex mode, and the files converted to native torch, pointed at

@@ -33,6 +33,7 @@ from torchport.migrate.source import FileResult
 from torchport.migrate.progress import progress_for
 from torchport.migrate.walk import Selection, scan
 from torchport.migrate.workers import FILE_MEMORY, FILE_TIMEOUT, Choices, Job, migrate_guarded
+from torchport.report.html import HTML_REPORT, HtmlReport
 from torchport.report.tables import write_reports
 
 REPORT_DIR = "torchport_report"
@@ -95,6 +96,7 @@ class Outcome:
     # (launcher, its script, where its command line came from, the words of it to fill in)
     launchers: list[tuple[str, str, str, tuple[str, ...]]] = field(default_factory=list)
     apex: dict[str, list[str]] = field(default_factory=dict)  # what --apex made of each file: way -> files
+    page: HtmlReport | None = field(default=None, repr=False)  # index.html's diffs, made as the files come
 
     def count(self, operation: Operation) -> int:
         return sum(1 for f in self.findings if f.operation is operation)
@@ -333,11 +335,16 @@ def run(options: Options) -> Outcome:
         return outcome
     with claimed(out, options):
         writer = None if options.analysis_only else Writer([s.path for s in sources], out, outcome)
+        outcome.page = HtmlReport() if options.reports is None or HTML_REPORT in options.reports else None
         _migrate(sources, writer, options, outcome)
         write_reports(
             out / REPORT_DIR, outcome.findings, outcome.skipped, outcome.summary(options), options.reports,
             distributed=options.distribute is not None,
         )
+        if outcome.page is not None:
+            from torchport.migrate.command import rule_names  # (command imports this module)
+
+            outcome.page.write(out / REPORT_DIR, outcome.findings, outcome.summary(options), rule_names(), options.analysis_only)
     return outcome
 
 
@@ -494,6 +501,8 @@ def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, option
         outcome.changed.append(job.relative)
         if options.diff:
             outcome.diffs.append(_unified_diff(job.relative, job.data, result.source))
+    if outcome.page is not None and (result.changed or result.findings):
+        outcome.page.add(job.relative, _text(job.data), _text(result.source), result.findings)
     if writer is not None:
         writer.write(origin, job.relative, result)
 
