@@ -21,7 +21,8 @@ def _finding(line: int, operation: Operation, code: str = "TP004", end: int | No
 def test_a_change_is_a_row_of_both_sides_with_its_rule_and_context_around_it():
     old = [f"line {n}" for n in range(1, 21)]
     new = old[:9] + ["line 10, changed"] + old[10:]
-    rows = side_by_side(old, new, [_finding(10, Operation.MODIFY)])
+    rows, cut = side_by_side(old, new, [_finding(10, Operation.MODIFY)])
+    assert not cut
     assert [row.kind for row in rows] == ["gap", "same", "same", "same", "changed", "same", "same", "same", "gap"]
     assert (rows[0].skipped, rows[-1].skipped) == (6, 7)
     changed = rows[4]
@@ -32,7 +33,7 @@ def test_a_change_is_a_row_of_both_sides_with_its_rule_and_context_around_it():
 def test_an_inserted_line_carries_the_finding_of_its_line_in_the_new_file():
     old = ["import torch", "x = 1"]
     new = ["import torch", "import torch_npu", "x = 1"]
-    rows = side_by_side(old, new, [_finding(2, Operation.INSERT, "TP000")])
+    rows, _ = side_by_side(old, new, [_finding(2, Operation.INSERT, "TP000")])
     inserted = next(row for row in rows if row.kind == "changed")
     assert (inserted.old_number, inserted.new_number, inserted.new) == (None, 2, "import torch_npu")
     assert [f.code for f in inserted.findings] == ["TP000"]
@@ -41,7 +42,7 @@ def test_an_inserted_line_carries_the_finding_of_its_line_in_the_new_file():
 def test_an_unsupported_line_far_from_any_change_is_shown_and_marked():
     old = [f"line {n}" for n in range(1, 41)]
     new = ["line 1, changed"] + old[1:]
-    rows = side_by_side(old, new, [_finding(1, Operation.MODIFY), _finding(30, Operation.UNSUPPORTED)])
+    rows, _ = side_by_side(old, new, [_finding(1, Operation.MODIFY), _finding(30, Operation.UNSUPPORTED)])
     marked = [row for row in rows if row.unsupported]
     assert [(row.kind, row.old_number, row.new_number) for row in marked] == [("same", 30, 30)]
     numbers = [row.old_number for row in rows if row.kind == "same"]
@@ -70,6 +71,19 @@ def test_the_page_allows_no_load_and_no_script_but_its_own(tmp_path):
     policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)
     assert "default-src 'none'" in policy and "'unsafe-inline'" not in policy.partition("script-src")[2]
     assert "http://" not in html and "https://" not in html
+
+
+def test_a_long_diff_stops_at_its_limit_and_says_so(tmp_path):
+    old = [f"x{n}.cuda()" for n in range(1, 101)]
+    new = [f"x{n}.to(d)" for n in range(1, 101)]
+    findings = [_finding(n, Operation.MODIFY) for n in range(1, 101)]
+    rows, cut = side_by_side(old, new, findings, limit=10)
+    assert cut and [row.old_number for row in rows] == list(range(1, 11))
+    assert [f.start_line for row in rows for f in row.findings] == list(range(1, 11))
+    report = HtmlReport(max_file_rows=10)
+    report.add("f.py", "\n".join(old), "\n".join(new), findings)
+    html = report.write(tmp_path, findings, _summary(), {}).read_text(encoding="utf-8")
+    assert "goes on past these 10 rows" in html
 
 
 def test_files_beyond_the_cap_are_named_not_drawn(tmp_path):

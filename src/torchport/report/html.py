@@ -58,7 +58,7 @@ class FileDiff:
     changes: int
     unsupported: int
     rows: list[Row]
-    cut: int = 0  # rows left out (MAX_FILE_ROWS, MAX_ROWS)
+    cut: bool = False  # the diff goes on past the rows shown (MAX_FILE_ROWS, MAX_ROWS)
 
 
 class HtmlReport:
@@ -79,10 +79,7 @@ class HtmlReport:
         if len(self.files) >= self.max_files or self.rows >= self.max_rows:
             self.left_out.append(name)
             return
-        rows = side_by_side(old.splitlines(), new.splitlines(), findings)
-        room = min(self.max_file_rows, self.max_rows - self.rows)
-        cut = max(0, len(rows) - room)
-        rows = rows[:room]
+        rows, cut = side_by_side(old.splitlines(), new.splitlines(), findings, limit=min(self.max_file_rows, self.max_rows - self.rows))
         self.rows += len(rows)
         self.files.append(FileDiff(
             name, f"file-{len(self.files) + 1}", sum(f.operation.is_change for f in findings),
@@ -133,39 +130,57 @@ def _changes(counts: Counter) -> int:
     return sum(count for operation, count in counts.items() if operation.is_change)
 
 
-def side_by_side(old: list[str], new: list[str], findings: list[Finding], context: int = CONTEXT) -> list[Row]:
+def side_by_side(
+    old: list[str], new: list[str], findings: list[Finding], context: int = CONTEXT, limit: int | None = None,
+) -> tuple[list[Row], bool]:
     """The rows of a side-by-side diff of `old` and `new` (lines, without their ends): each change,
     and each line a finding names, with `context` unchanged lines around it (the rest: gaps);
-    every finding on the row it is about. Only the rows shown are made (a file may be long)."""
+    every finding on the row it is about. Only the rows shown are made (a file may be long): at
+    most `limit`, and whether the diff goes on past them."""
     opcodes = _opcodes(old, new)
     marked = sorted({f.start_line - 1 for f in findings if not f.operation.is_change})
+    room = len(old) + len(new) + 1 if limit is None else limit + 1  # (one more: to tell a cut)
     rows: list[Row] = []
     for position, (tag, i1, i2, j1, j2) in enumerate(opcodes):
-        if tag != "equal":
-            for k in range(max(i2 - i1, j2 - j1)):
+        if tag == "equal":
+            first, last = position == 0, position == len(opcodes) - 1
+            _unchanged(rows, old, (i1, i2, j1), context, first, last, marked)
+        else:
+            for k in range(min(max(i2 - i1, j2 - j1), room - len(rows))):
                 i, j = i1 + k, j1 + k
                 rows.append(Row(
                     "changed", i + 1 if i < i2 else None, old[i] if i < i2 else "",
                     j + 1 if j < j2 else None, new[j] if j < j2 else "",
                 ))
-            continue
-        shown = set()
-        if position > 0:
-            shown.update(range(i1, min(i2, i1 + context)))
-        if position < len(opcodes) - 1:
-            shown.update(range(max(i1, i2 - context), i2))
-        for line in marked[bisect.bisect_left(marked, i1 - context):bisect.bisect_right(marked, i2 + context)]:
-            shown.update(range(max(i1, line - context), min(i2, line + context + 1)))
-        previous = i1
-        for i in sorted(shown):
-            if i > previous:
-                rows.append(Row("gap", skipped=i - previous))
-            rows.append(Row("same", i + 1, old[i], j1 + i - i1 + 1, old[i]))
-            previous = i + 1
-        if previous < i2 and rows:
-            rows.append(Row("gap", skipped=i2 - previous))
+        if len(rows) >= room or (limit is not None and len(rows) == limit and position < len(opcodes) - 1):
+            rows = rows[:limit]
+            last_line = max((row.old_number or 0 for row in rows), default=0)
+            _place(rows, [f for f in findings if f.start_line <= last_line])
+            return rows, True
     _place(rows, findings)
-    return rows
+    return rows, False
+
+
+def _unchanged(rows: list[Row], old: list[str], block: tuple[int, int, int], context: int, first: bool, last: bool,
+               marked: list[int]) -> None:
+    """The rows of an unchanged stretch (`old[i1:i2]`, at `j1` in the new file): `context` lines
+    next to the changes before and after it and around each line a finding names; gaps between."""
+    i1, i2, j1 = block
+    shown = set()
+    if not first:
+        shown.update(range(i1, min(i2, i1 + context)))
+    if not last:
+        shown.update(range(max(i1, i2 - context), i2))
+    for line in marked[bisect.bisect_left(marked, i1 - context):bisect.bisect_right(marked, i2 + context)]:
+        shown.update(range(max(i1, line - context), min(i2, line + context + 1)))
+    previous = i1
+    for i in sorted(shown):
+        if i > previous:
+            rows.append(Row("gap", skipped=i - previous))
+        rows.append(Row("same", i + 1, old[i], j1 + i - i1 + 1, old[i]))
+        previous = i + 1
+    if previous < i2 and rows:
+        rows.append(Row("gap", skipped=i2 - previous))
 
 
 def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
