@@ -50,7 +50,7 @@ def open_in_chromium(page: Path, folder: Path) -> tuple[str, str, Path]:
 
 def test_the_harness_sees_a_console_error_and_a_blocked_load(tmp_path):
     broken = tmp_path / "broken.html"
-    broken.write_text('<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="default-src \'none\'">'
+    broken.write_text('<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="default-src \'none\'; script-src \'unsafe-inline\'">'
                       '<img src="https://example.com/x.png"><script>undefinedFunction()</script>', encoding="utf-8")
     _, log, _ = open_in_chromium(broken, tmp_path)
     said = [line for line in log.splitlines() if CONSOLE.search(line)]
