@@ -4,6 +4,7 @@ carriage returns would be one endless line. `-q` asks for neither."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from typing import Callable, Protocol, TextIO
@@ -42,7 +43,10 @@ class Bar:
     def __init__(self, total: int, stream: TextIO) -> None:
         from tqdm import tqdm  # (here: a run without a bar does not pay for the import)
 
-        self.bar = tqdm(total=total, file=stream, unit="file", dynamic_ncols=True, leave=True)
+        # A size from shutil (80x24 where the terminal tells none): tqdm's own reading of a
+        # terminal with no size (a bare pty) is -1 rows, and it closes the bar before drawing it.
+        size = shutil.get_terminal_size()
+        self.bar = tqdm(total=total, file=stream, unit="file", ncols=size.columns, nrows=size.lines, leave=True)
 
     def step(self) -> None:
         self.bar.update(1)
