@@ -45,6 +45,7 @@ class Row:
     new: str = ""
     findings: list[Finding] = field(default_factory=list)
     skipped: int = 0
+    at: float = 0.0  # where it stands in the file as read: its line, or between two lines for one inserted
 
     @property
     def unsupported(self) -> bool:
@@ -150,7 +151,7 @@ def side_by_side(
                 i, j = i1 + k, j1 + k
                 rows.append(Row(
                     "changed", i + 1 if i < i2 else None, old[i] if i < i2 else "",
-                    j + 1 if j < j2 else None, new[j] if j < j2 else "",
+                    j + 1 if j < j2 else None, new[j] if j < j2 else "", at=i + 1 if i < i2 else i2 + 0.5,
                 ))
         if len(rows) >= room or (limit is not None and len(rows) == limit and position < len(opcodes) - 1):
             rows = rows[:limit]
@@ -228,7 +229,7 @@ def _place(rows: list[Row], findings: Iterable[Finding]) -> None:
         if finding.operation.is_change and changed:
             row = (next((r for r in changed if r.old_number in lines), None)
                    or next((r for r in changed if r.old_number is None and r.new_number in lines), None)
-                   or min(changed, key=lambda r: abs((r.old_number or r.new_number or 0) - finding.start_line)))
+                   or min(changed, key=lambda r: abs(r.at - finding.start_line)))
         if row is None:
             row = by_old.get(finding.start_line) or (rows[-1] if rows else None)
         if row is not None:
