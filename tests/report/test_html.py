@@ -141,3 +141,11 @@ def test_the_diff_turns_the_old_lines_into_the_new_whatever_moves_and_repeats():
             rebuilt += new[j1:j2]
             position = (i2, j2)
         assert position == (len(old), len(new)) and rebuilt == new
+
+
+def test_a_change_named_at_an_unchanged_line_goes_to_the_nearest_change_in_the_file_as_read():
+    old = [f"line {n}" for n in range(1, 11)]
+    new = ["line 1", "line 2, changed"] + old[2:8] + ["set up 1", "set up 2"] + old[8:]
+    rows, _ = side_by_side(old, new, [_finding(2, Operation.MODIFY, "TP003"), _finding(8, Operation.MODIFY, "TP201")])
+    placed = {f.code: (row.old_number, row.new_number) for row in rows for f in row.findings}
+    assert placed == {"TP003": (2, 2), "TP201": (None, 9)}
