@@ -16,6 +16,7 @@ import zipfile
 from email.parser import Parser
 from pathlib import Path
 
+import native_bf16  # (tests/cpu_bf16, put on sys.path by conftest)
 import pytest
 
 import torchport
@@ -42,11 +43,13 @@ def install_steps() -> str:
 
 
 def shell_env(home: Path, bin_dir: Path) -> dict[str, str]:
-    """This environment, with a fresh HOME, no active venv and a PATH whose only `python` is this
-    interpreter (the source tree's torchport is not on it); pip's cache is the usual one."""
+    """This environment, with a fresh HOME, no active venv, a PATH whose only `python` is this
+    interpreter and a PYTHONPATH without the source tree (its torchport is on neither); pip's
+    cache is the usual one."""
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pip"
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME")}
     env.update(HOME=str(home), PATH=f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    env["PYTHONPATH"] = native_bf16.DIRECTORY  # (conftest's: the CPU's bfloat16 answer) and no source tree
     env.setdefault("PIP_CACHE_DIR", str(cache))
     return env
 
@@ -134,10 +137,12 @@ def test_the_wheel_holds_every_package_file_the_license_and_one_version(installe
 
 def test_the_readme_steps_put_the_installed_torchport_on_path(installed):
     clone, env, venv, _ = installed
-    done = sh(f". {venv}/bin/activate && command -v torchport && torchport --version", clone, env)
-    where, version = done.stdout.split()[0], done.stdout.strip().splitlines()[-1]
+    done = sh(f". {venv}/bin/activate && command -v torchport && torchport --version"
+              " && python -c 'import torchport; print(torchport.__file__)'", clone, env)
+    where, version, imported = done.stdout.strip().splitlines()
     assert where == str(venv / "bin" / "torchport")
     assert version == f"torchport {torchport.__version__}"
+    assert Path(imported).is_relative_to(venv / "lib"), imported  # the wheel's, not a source tree
 
 
 @pytest.mark.parametrize("venv_name", ["with torch", "without torch"])
