@@ -1,7 +1,8 @@
 """Analyse CUDA training code for a target, before (or instead of) migrating it. Nothing is rewritten.
 
 Reports land in OUT/torchport_report/, in the columns Ascend's PyTorch Analyse tool writes:
-  --mode apis        unsupported_api.csv, unknown_api.csv (File, Start Line, End Line, OP, Tips):
+  --mode apis        index.html: the findings as a page, with what migrate would change;
+                     unsupported_api.csv, unknown_api.csv (File, Start Line, End Line, OP, Tips):
                      what the target lacks, and CUDA names no rule knows;
                      api_precision_advice.csv, api_performance_advice.csv (File, Start Line,
                      End Line, OP, Advice): lines that compute differently, or slower than they
@@ -48,6 +49,7 @@ from torchport.migrate.selection import add_rule_selection_arguments, rule_selec
 from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
 from torchport.migrate.command import add_apex_argument, add_distributed_arguments, distributed_request, print_distributed
 from torchport.report.csv_table import write_table
+from torchport.report.html import HTML_REPORT
 from torchport.report.tables import (
     ADVICE_REPORTS,
     AFFINITY_REPORT,
@@ -59,7 +61,7 @@ from torchport.report.tables import (
 
 MODES = ("apis", "affinity", "third-party", "dynamic-shape", "all")
 REPORTS = {
-    "apis": {"unsupported_api.csv", "unknown_api.csv", "skipped_files.csv", *ADVICE_REPORTS},
+    "apis": {"unsupported_api.csv", "unknown_api.csv", "skipped_files.csv", HTML_REPORT, *ADVICE_REPORTS},
     "affinity": {AFFINITY_REPORT, "skipped_files.csv"},
 }
 THIRD_PARTY_REPORT = "full_unsupported_results.csv"
@@ -98,6 +100,7 @@ def main(args: argparse.Namespace) -> int:
     options = engine.Options(
         sources=args.src, out=args.out, target=args.target, force=args.force, jobs=args.jobs or (os.cpu_count() or 1),
         selection=selection_from(args), analysis_only=True, reports=wanted, distribute=request, entries=args.entry,
+        progress=not args.quiet,
         apex=args.apex, select=rules.select, ignore=rules.ignore,
     )
     try:

@@ -13,6 +13,8 @@ migrated and every other file copied, plus reports in OUT/torchport_report/:
   skipped_files.csv    files copied unchanged (not valid Python, Python 2, bad encoding, over a
                        budget) or not taken (unreadable, a loop of links, a link out of SRC)
   distributed.csv      with --distributed: its rows alone (the columns of change_list.csv)
+  index.html           all of it as one page: the counts, and per file a side-by-side diff
+                       whose changed lines carry their rule and message (no network needed)
   summary.json         the figures below, for scripts; what the file choice left out (with
                        --distributed: which files it changed, which entry scripts it left and why);
                        "apex": the --apex mode, and the files converted to native torch, pointed at
@@ -164,7 +166,7 @@ def main(args: argparse.Namespace) -> int:
     rules = rule_selection_from(args)
     options = engine.Options(
         sources=args.src, out=args.out, target=args.target, force=args.force, diff=args.diff, jobs=jobs,
-        progress=not args.quiet and sys.stderr.isatty(), selection=selection_from(args),
+        progress=not args.quiet, selection=selection_from(args),
         file_timeout=args.file_timeout, apply_affinity=args.apply_affinity,
         distribute=distributed_request(args), entries=args.entry, apex=args.apex,
         select=rules.select, ignore=rules.ignore,
