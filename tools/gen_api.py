@@ -1,12 +1,16 @@
 """Generate the torch API data that TP026 (unknown torch API) and TP027 (no kernel on the target) read.
 
-    python tools/gen_api.py            # needs torch 2.13 importable (and its torchgen, which ships with it)
+    python tools/gen_api.py [--yaml native_functions.yaml] [--out DIR]
+                                       # needs torch 2.13 importable (and its torchgen, which ships with it)
 
 Writes src/torchport/targets/data/torch-api-<version>.json; commit the result. It holds:
   modules   each walked namespace's public names by kind (module, class, function, value): its
             `dir()` after `import torch`, and the public submodules in its package folder (an
             `import torch.utils.tensorboard` makes one an attribute). A module not walked (a
             submodule of one that is) is known to exist, but nothing is said of its names.
+            Names a module imports inside `try: ... except ImportError` (in its own file, or one it
+            star-imports) are recorded too: they exist in other builds (ProcessGroupNCCL is
+            torch.distributed's where torch is built with NCCL, not in the CPU wheel read here).
   open      walked modules that resolve names at run time (a module-level `__getattr__` whose
             answers its source does not spell): a name missing there is "cannot say", never unknown.
             The names a `__getattr__` does spell (`name == "set_vital"`, `name in _lazy_modules`,
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import json
 import pkgutil
@@ -129,12 +134,37 @@ def getattr_answers(module: types.ModuleType) -> tuple[set[str], bool]:
     return spelled, not closes
 
 
+def build_dependent(module: types.ModuleType, depth: int = 1) -> set[str]:
+    """The public names `module`'s file imports under `try: ... except ImportError` at its top
+    level, and those of the modules it star-imports (`from .distributed_c10d import *`)."""
+    try:
+        tree = ast.parse(inspect.getsource(module))
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(_catches_import_error(h) for h in node.handlers):
+            for inner in node.body:
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    found |= {(a.asname or a.name).split(".")[0] for a in inner.names if a.name != "*"}
+        elif isinstance(node, ast.ImportFrom) and depth and node.level and any(a.name == "*" for a in node.names):
+            package = module.__name__ if hasattr(module, "__path__") else module.__name__.rpartition(".")[0]
+            source = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+            found |= build_dependent(importlib.import_module(source), depth - 1)
+    return {n for n in found if not n.startswith("_")}
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError") for n in names)
+
+
 def module_table(name: str) -> tuple[dict[str, list[str]], bool]:
     """(kind -> sorted names, whether the module is open) of one walked module."""
     module = importlib.import_module(name)
     names = public_names(module)
     spelled, is_open = getattr_answers(module)
-    for extra in spelled:
+    for extra in spelled | build_dependent(module):
         names.setdefault(extra, "value")
     by_kind: dict[str, list[str]] = {}
     for attr, what in sorted(names.items()):
@@ -296,15 +326,20 @@ def dumps(data: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
     import warnings
 
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--yaml", type=Path, help="native_functions.yaml (default: the installed torchgen's)")
+    parser.add_argument("--out", type=Path, default=DATA_DIR, help="the folder to write into (default: %(default)s)")
+    args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # (torch's own deprecation notes as its modules are imported)
-    data = api_data(Path(argv[0]) if argv else default_torch_yaml())
-    path = DATA_DIR / f"torch-api-{data['version']}.json"
+    data = api_data(args.yaml or default_torch_yaml())
+    path = args.out / f"torch-api-{data['version']}.json"
     path.write_text(dumps(data), encoding="utf-8")
     print(path)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

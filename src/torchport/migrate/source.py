@@ -122,18 +122,18 @@ def migrate_source(
     code stays as written (`migrate --apex keep`; None: where the target keeps it)."""
     kept = target.keeps_apex if keep_apex is None else keep_apex
     if not mentions(target.name).search(source):
-        return FileResult(source, _tree_rows(source, target, path))
+        return FileResult(source, tree_rows(source, target, path))
     rewritten, early = _rewrite_tokens(source, target, path)
     result = _migrate_parsed(rewritten, target, path, apply_affinity, kept)
     if result.error is not None:
         return FileResult(source, error=result.error) if early else result
-    early += _tree_rows(rewritten, target, path)
+    early += tree_rows(rewritten, target, path)
     if not early:
         return result
     return FileResult(result.source, sorted(early + result.findings, key=lambda f: (f.start_line, f.code)))
 
 
-def _tree_rows(source: bytes, target: Target, path: str) -> list[Finding]:
+def tree_rows(source: bytes, target: Target, path: str) -> list[Finding]:
     """The rows of the rules that read the file's `ast` apart from the pass (rows only)."""
     rows: list[Finding] = []
     for rule, mentioned in tree_rules(target.name):

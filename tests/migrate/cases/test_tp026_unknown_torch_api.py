@@ -48,6 +48,22 @@ ROWS = [
         id="misspellings through `from torch import nn` and `as F`",
     ),
     pytest.param(
+        "import torch as th\n"
+        "from torch.nn import functional as F\n"
+        "from torch.nn.functionl import relu\n"
+        "y = F.gelu_(th.from_tensor(x))\n",
+        {"default": [(CODE, 3, UNKNOWN), (CODE, 4, UNKNOWN), (CODE, 4, UNKNOWN)]},
+        id="`import torch as th`, `from torch.nn import functional as F`, a from-import of a misspelled module",
+    ),
+    pytest.param(
+        TORCH + (
+            "import torch.distributed as dist\n"
+            "group = dist.ProcessGroupNCCL.Options()\n"
+        ),
+        {"default": []},
+        id="a name other builds of torch have (imported under `except ImportError` in torch's own source)",
+    ),
+    pytest.param(
         TORCH + (
             "import torch.nn.functional as F\n"
             "torch.backends.cudnn.benchmark = True\n"
