@@ -89,8 +89,11 @@ class TorchApi:
 
 @lru_cache(maxsize=None)
 def torch_api() -> TorchApi:
-    """The pinned torch's API, with the device modules the targets' own packages add to it."""
+    """The pinned torch's API, with what the targets' own packages add to it: their device
+    modules (torch.npu) and tensor methods (`torch.Tensor.npu`)."""
     from torchport import targets
 
-    added = frozenset(t.device_module for t in targets.all_targets().values() if t.device_module)
-    return TorchApi(load(TORCH_API), added)
+    every = targets.all_targets().values()
+    added = {t.device_module for t in every if t.device_module}
+    added |= {f"{TORCH}.Tensor.{t.tensor_method}" for t in every if t.tensor_method}
+    return TorchApi(load(TORCH_API), frozenset(added))

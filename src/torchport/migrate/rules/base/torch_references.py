@@ -19,8 +19,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from torchport.migrate import pieces
 from torchport.migrate.names import ImportTable
-from torchport.pyast import dotted_name, parse_quietly
+from torchport.pyast import AST_PARSE_ERRORS, dotted_name, parse_quietly
 from torchport.targets.torch_api import torch_api
 
 TORCH = "torch"
@@ -96,13 +97,25 @@ def _dotted(roots: tuple[bytes, ...]) -> re.Pattern[bytes]:
 
 @lru_cache(maxsize=4)
 def references(source: bytes) -> tuple[Reference, ...]:
-    """The file's references to torch names, in order; none where Python cannot read it."""
-    tree = parse_quietly(source)
-    if tree is None:
+    """The file's references to torch names, in order; none where Python cannot read it. A large
+    file is read a piece at a time, as the pass reads it (pieces.py)."""
+    try:
+        trees = _trees(source)
+        reader = _Reader(ImportTable.of_trees(trees()))
+        for tree in trees():
+            reader.visit(tree)
+    except AST_PARSE_ERRORS:
         return ()
-    reader = _Reader(ImportTable.of_tree(tree))
-    reader.visit(tree)
     return tuple(reader.found)
+
+
+def _trees(source: bytes):
+    if len(source) <= pieces.READ_WHOLE_BYTES:
+        tree = parse_quietly(source)
+        if tree is None:
+            raise SyntaxError("not Python")
+        return lambda: iter([tree])
+    return pieces.AstPieces(source.splitlines(keepends=True), pieces.encoding_of(source)).trees
 
 
 class _Reader(ast.NodeVisitor):
