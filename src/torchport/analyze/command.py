@@ -17,7 +17,9 @@ Reports land in OUT/torchport_report/, in the columns Ascend's PyTorch Analyse t
                      clipping, scaled_dot_product_attention, the NPU's fused ops)
   --mode third-party full_unsupported_results.csv (File, 3rd-party API, Message): where the
                      libraries SRC imports (or --package NAME) hard-code CUDA, which neither
-                     migrate nor run can reach
+                     migrate nor run can reach; not_scanned.csv (File, Start Line, Import, What,
+                     Action), without --package: what SRC imports that could not be scanned
+                     (not installed: the distribution to install; CUDA extensions, to port)
   --mode dynamic-shape  OUT holds a copy of SRC whose training loops record shapes per step;
                      run it, and it writes dynamic_shape_report.csv (see `torchport shapes`)
   --mode all         apis, affinity and third-party
@@ -50,7 +52,14 @@ from torchport.migrate.walk import add_selection_arguments, scan, selection_from
 from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
 from torchport.migrate.command import add_apex_argument, add_distributed_arguments, distributed_request, print_distributed
 from torchport.report.csv_table import write_table
-from torchport.report.tables import ADVICE_REPORTS, AFFINITY_REPORT, API_COLUMNS, DISTRIBUTED_REPORT
+from torchport.report.tables import (
+    ADVICE_REPORTS,
+    AFFINITY_REPORT,
+    API_COLUMNS,
+    DISTRIBUTED_REPORT,
+    NOT_SCANNED_COLUMNS,
+    NOT_SCANNED_REPORT,
+)
 
 MODES = ("apis", "affinity", "third-party", "dynamic-shape", "all")
 REPORTS = {
@@ -97,13 +106,14 @@ def main(args: argparse.Namespace) -> int:
         outcome = engine.run(options) if wanted else None
         apex_uses = _apex(options, outcome) if outcome is not None and args.mode in ("apis", "all") else []
         if args.mode in ("third-party", "all"):
-            third_party = _third_party(args, options)
+            third_party, unscanned = _third_party(args, options)
         else:
-            third_party = None
+            third_party = unscanned = None
     except engine.MigrationError as error:
         raise UsageError(str(error)) from None
     if not args.quiet:
         _print_summary(args, outcome, third_party)
+        _print_not_scanned(unscanned)
         _print_apex(apex_uses)
         if outcome is not None and request is not None:
             _print_distributed(outcome, options)
@@ -144,14 +154,17 @@ def _print_apex(rows: list[Finding]) -> None:
         print(f"      ... {len(rows) - 5} more in the CSV")
 
 
-def _third_party(args: argparse.Namespace, options: engine.Options) -> list:
-    """Scan the libraries SRC imports (or --package), and write full_unsupported_results.csv."""
+def _third_party(args: argparse.Namespace, options: engine.Options) -> tuple[list, list | None]:
+    """Scan the libraries SRC imports (or --package), and write full_unsupported_results.csv;
+    without --package, also what SRC imports that could not be scanned (not_scanned.csv)."""
     from torchport.analyze import third_party
 
     roots = [(third_party.locate_package(name), name) for name in args.package]
+    unscanned = None
     if not args.package:
         for source in args.src:
             roots += [(path, path.name) for path in third_party.imported_folders(source)]
+        unscanned = _not_scanned(options)
     findings = []
     seen = set()
     for root, label in roots:
@@ -162,10 +175,30 @@ def _third_party(args: argparse.Namespace, options: engine.Options) -> list:
     report = args.out / engine.REPORT_DIR
     if not report.is_dir():  # (third-party alone: nothing has claimed OUT yet)
         with engine.claimed(args.out.resolve(), options):
-            third_party.write_third_party_csv(report / THIRD_PARTY_REPORT, findings)
+            _write_third_party(report, findings, unscanned)
     else:
-        third_party.write_third_party_csv(report / THIRD_PARTY_REPORT, findings)
-    return findings
+        _write_third_party(report, findings, unscanned)
+    return findings, unscanned
+
+
+def _not_scanned(options: engine.Options) -> list:
+    """What each SRC imports that could not be scanned, read from the files the other reports read."""
+    from torchport.analyze.third_party.unscanned import not_scanned
+
+    sources, _ = engine.check_paths(options)
+    rows = []
+    for source in sources:
+        rows += not_scanned(source.path, source.prefix, scan(source.path, options.selection).files)
+    return rows
+
+
+def _write_third_party(report: Path, findings: list, unscanned: list | None) -> None:
+    from torchport.analyze import third_party
+    from torchport.analyze.third_party.unscanned import write_not_scanned_csv
+
+    third_party.write_third_party_csv(report / THIRD_PARTY_REPORT, findings)
+    if unscanned is not None:
+        write_not_scanned_csv(report / NOT_SCANNED_REPORT, NOT_SCANNED_COLUMNS, unscanned)
 
 
 def _dynamic_shape(args: argparse.Namespace) -> int:
@@ -237,3 +270,18 @@ def _print_summary(args: argparse.Namespace, outcome: engine.Outcome | None, thi
             print(f"  skipped files {len(outcome.skipped)} (skipped_files.csv)", file=out)
     if third_party is not None:
         print(f"  third-party{len(third_party):>13}  ({THIRD_PARTY_REPORT})", file=out)
+
+
+def _print_not_scanned(rows: list | None) -> None:
+    """What the third-party count leaves out: each module once, at its first line."""
+    if rows is None:
+        return
+    from torchport.analyze.third_party.unscanned import brief, firsts, summary
+
+    modules = firsts(rows)
+    said = f"  ({NOT_SCANNED_REPORT}): {summary(rows)}" if rows else ""
+    print(f"  not scanned{len(modules):>13}{said}")
+    for row in modules[:8]:
+        print(f"      {row.file}:{row.line}  {row.module}: {brief(row)}")
+    if len(modules) > 8:
+        print(f"      ... {len(modules) - 8} more in the CSV")

@@ -27,6 +27,8 @@ ADVICE_REPORTS = {
 }
 AFFINITY_REPORT = "affinity_api_call.csv"
 DISTRIBUTED_REPORT = "distributed.csv"  # --distributed: what it changes and leaves, per file and line
+NOT_SCANNED_REPORT = "not_scanned.csv"  # third-party: the imports it could not scan, per file and line
+NOT_SCANNED_COLUMNS = ["File", "Start Line", "Import", "What", "Action"]
 
 
 def write_reports(
