@@ -18,6 +18,8 @@ Writes src/torchport/targets/data/torch-api-<version>.json; commit the result. I
   removed   APIs kept only to say they are gone: a function whose body is one `raise` (torch.solve,
             torch.symeig: "deprecated since version 1.9 and is now removed"), with the replacement
             its message names first (`torch.linalg.solve`), or "" where it names none.
+  device_types  the device types torch knows (`torch.device("hpu")`): a package for one may add
+            `torch.<type>` (habana's torch.hpu, as torch_npu adds torch.npu), never judged.
   members   the public members of the classes whose attributes code spells (torch.Tensor's).
   lowers_to an API -> the aten operator its call is, from torch's own bindings: a builtin made from
             native_functions.yaml (`torch.var_mean` is the `var_mean` function variant,
@@ -280,6 +282,19 @@ def lowers_to(modules: list[str], reach: dict[str, set[str]]) -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
+def device_types() -> list[str]:
+    """The device types `torch.device` accepts, as its error for one it does not lists them."""
+    import torch
+
+    try:
+        torch.device("no_such_device_type")
+    except RuntimeError as error:
+        listed = re.match(r"Expected one of (.*?) device type", str(error))
+        if listed:
+            return sorted(t.strip() for t in listed.group(1).split(","))
+    raise SystemExit("gen_api: torch.device's error no longer lists the device types; read them another way")
+
+
 def api_data(yaml_path: Path) -> dict:
     import torch
 
@@ -302,6 +317,7 @@ def api_data(yaml_path: Path) -> dict:
         "open": opened,
         "modules": modules,
         "removed": removed(names),
+        "device_types": device_types(),
         "members": members,
         "lowers_to": lowers_to(names, operators(yaml_path)),
     }

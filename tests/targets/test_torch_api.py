@@ -52,6 +52,7 @@ TOY = {
     "members": {"torch.Tensor": ["add_"]},
     "lowers_to": {},
     "removed": {"torch.solve": "torch.linalg.solve"},
+    "device_types": ["hpu"],
 }
 
 
@@ -66,6 +67,7 @@ TOY = {
     ("torch.lazy.anything", None),  # a module that answers names at run time
     ("torch._private", None),
     ("torch.npu.anything", None),  # added by another package
+    ("torch.hpu.is_available", None),  # a device type's module, which its package adds
     ("numpy.foo", None),
 ])
 def test_a_name_is_unknown_only_where_the_data_can_say_so(name, unknown):

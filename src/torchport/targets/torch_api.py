@@ -41,7 +41,8 @@ class TorchApi:
         self.members = {owner: frozenset(names) for owner, names in data["members"].items()}
         self.operators: dict[str, str] = data["lowers_to"]
         self.removed: dict[str, str] = data["removed"]
-        self.added = added
+        # modules other packages add: the targets' own, and one per device type torch knows
+        self.added = added | {f"{TORCH}.{device}" for device in data["device_types"]}
 
     @lru_cache(maxsize=4096)  # (the names of every file that uses torch are asked about: most are the same)
     def unknown(self, qualified: str) -> Unknown | None:

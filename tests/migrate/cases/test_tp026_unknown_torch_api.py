@@ -102,9 +102,18 @@ ROWS = [
         id="code that asks first (hasattr, try/except AttributeError, a version test), annotations, a parameter named F",
     ),
     pytest.param(
-        TORCH + "import torch_npu\nx = torch.npu.current_device()\n",
+        TORCH + "import torch_npu\nx = torch.npu.current_device()\nok = torch.hpu.is_available()\n",
         {"default": []},
-        id="the names a target's package adds to torch (torch.npu)",
+        id="the names a target's package adds to torch (torch.npu), or one for a device type torch knows (torch.hpu)",
+    ),
+    pytest.param(
+        "from torch.autograd.variable import Variable\n"
+        "import torch\n"
+        "v = torch.autograd.variable(x)\n"
+        "if hasattr(torch, 'set_deterministic') and torch.set_deterministic:\n"
+        "    pass\n",
+        {"default": [(CODE, 3, UNKNOWN)]},
+        id="a module a removed function shadows is imported fine; the function is not; a hasattr test guards itself",
     ),
 ]
 

@@ -43,7 +43,11 @@ class UnknownTorchApiRule(TreeRule):
 
 def _spelled_here(reference: Reference, unknown: Unknown) -> bool:
     """Whether the missing name is written at this reference, not in the import that bound its
-    first name (`from torch import from_tensor` is reported there, not at each call)."""
+    first name (`from torch import from_tensor` is reported there, not at each call). A removed
+    function that an import names as a module is that module (`from torch.autograd.variable
+    import Variable`: the file torch/autograd/variable.py, which the function shadows)."""
+    if unknown.removed and (reference.module == unknown.api or reference.module.startswith(unknown.api + ".")):
+        return False
     return reference.imported or len(unknown.api) > len(reference.bound)
 
 

@@ -47,6 +47,7 @@ class Reference:
     end_line: int
     bound: str  # what the name it starts with is bound to ("torch.nn.functional" for `F.relu`)
     imported: bool = False  # the name of an import statement, not a use
+    module: str = ""  # the part an import names as a module (`from torch.autograd.variable import ...`)
 
 
 def _bindings(code: bytes) -> dict[bytes, str]:
@@ -128,14 +129,14 @@ class _Reader(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:  # noqa: N802
         for alias in node.names:
             if alias.name == TORCH or alias.name.startswith(TORCH + "."):
-                self._add(alias.name, node, alias.name, imported=True)
+                self._add(alias.name, node, alias.name, imported=True, module=alias.name)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:  # noqa: N802
         module = node.module or ""
         if node.level == 0 and (module == TORCH or module.startswith(TORCH + ".")):
             for alias in node.names:
                 if alias.name != "*":
-                    self._add(f"{module}.{alias.name}", node, module, imported=True)
+                    self._add(f"{module}.{alias.name}", node, module, imported=True, module=module)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:  # noqa: N802
         dotted = dotted_name(node)
@@ -163,9 +164,9 @@ class _Reader(ast.NodeVisitor):
         shadowing = self.imports.shadowed_in.get(name)
         return shadowing is not None and not any(owner in shadowing for owner in self.owners)
 
-    def _add(self, api: str, node: ast.AST, bound: str, imported: bool = False) -> None:
+    def _add(self, api: str, node: ast.AST, bound: str, imported: bool = False, module: str = "") -> None:
         if not self.guarded:
-            self.found.append(Reference(api, node.lineno, node.end_lineno or node.lineno, bound, imported))
+            self.found.append(Reference(api, node.lineno, node.end_lineno or node.lineno, bound, imported, module))
 
     # --- where the names are, and whether the code asks for them first -------------------
     def _owned(self, node) -> None:
@@ -197,8 +198,8 @@ class _Reader(ast.NodeVisitor):
 
     def _branches(self, node) -> None:
         guarding = bool(GUARDING_TESTS.search(ast.unparse(node.test)))
+        self.guarded += guarding  # (`hasattr(torch, "hpu") and torch.hpu.is_available()`: the test too)
         self.visit(node.test)
-        self.guarded += guarding
         for child in (node.body, node.orelse):
             for statement in child if isinstance(child, list) else [child]:
                 self.visit(statement)
