@@ -28,7 +28,9 @@ TORCH = "torch"
 MENTIONS = rb"\btorch\.\w|\bfrom[ \t]+torch\b|\bimport[ \t]+torch[ \t]+as\b"
 _IMPORT = re.compile(rb"import\b[ \t]*(\([^)]*\)|[^\n;]*)")  # (a literal first: found fast)
 _FROM = re.compile(rb"from[ \t]+(torch(?:\.\w+)*)[ \t]+")
-_ALIAS = re.compile(rb"^[ \t]*(\w+)[ \t]*=[ \t]*(torch(?:\.\w+)+)[ \t]*$", re.M)
+_ALIAS = re.compile(rb"=[ \t]*(torch(?:\.\w+)+)[ \t]*$", re.M)  # (`dist = torch.distributed`: found from its value)
+_ALIAS_NAME = re.compile(rb"[ \t]*(\w+)[ \t]*")
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
 _NAME_AS = re.compile(rb"([\w.]+)(?:[ \t]+as[ \t]+(\w+))?")
 # Strings and comments, which name torch's APIs more often than code: `spelled` reads past them,
 # taken left to right as Python's tokenizer would (a `#` inside a string, a quote in a comment).
@@ -65,8 +67,10 @@ def _bindings(code: bytes) -> dict[bytes, str]:
                 bound[alias or name] = f"{module.group(1).decode()}.{name.decode()}"
             elif name == b"torch" or name.startswith(b"torch."):
                 bound[alias or b"torch"] = name.decode() if alias else TORCH
-    for name, value in _ALIAS.findall(code):
-        bound.setdefault(name, value.decode())
+    for match in _ALIAS.finditer(code):
+        name = _ALIAS_NAME.fullmatch(code, code.rfind(b"\n", 0, match.start()) + 1, match.start())
+        if name is not None:
+            bound.setdefault(name.group(1), match.group(1).decode())
     return bound
 
 
@@ -85,15 +89,18 @@ def spelled(source: bytes, prose: bool = True) -> frozenset[str]:
     found = set(bound.values())
     named = torch_api().names_below  # (`from torch.fx import Graph`: nothing below it is judged)
     roots = tuple(sorted((name for name, api in bound.items() if named(api)), key=len, reverse=True))
-    for root, rest in _dotted(roots).findall(code) if roots else ():
-        found.add(bound[root] + rest.decode("ascii", "replace"))
+    for match in _dotted(roots).finditer(code) if roots else ():
+        if match.start() == 0 or code[match.start() - 1] not in _WORD:  # (not `x.torch.y`, `mytorch.y`)
+            root, rest = match.groups()
+            found.add(bound[root] + rest.decode("ascii", "replace"))
     return frozenset(found)
 
 
 @lru_cache(maxsize=64)
 def _dotted(roots: tuple[bytes, ...]) -> re.Pattern[bytes]:
-    """Dotted names that start with one of `roots` (and some that only end with one: `x.torch.y`)."""
-    return re.compile(rb"\b(" + b"|".join(map(re.escape, roots)) + rb")((?:\.\w+)+)")
+    """Dotted names that start with one of `roots`, or a name that ends with one (the caller
+    tells them apart: a leading `\\b` would make the regex try every position)."""
+    return re.compile(rb"(" + b"|".join(map(re.escape, roots)) + rb")((?:\.\w+)+)")
 
 
 @lru_cache(maxsize=4)
