@@ -31,7 +31,8 @@ When no such loop is found, wrap yours by hand and run the script with python:
 
 The exit status is the program's (0 when --steps ended it). A script that fails still leaves the
 report of the steps it finished. torchport's own errors (a bad option, no such script, no loop
-found) are one line on stderr and status 2.
+found, an output folder that cannot be written) are one line on stderr and status 2, before the
+script starts; a missing -o folder is made when the folder above it exists.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import sys
 
 from torchport import targets
 from torchport.errors import UsageError
+from torchport.report.destination import RULE, output_file, output_folder
 from torchport.shapes.callsites import project_of, set_project
 from torchport.shapes.detector import DETECTOR, REPORT, StepLimit, prints_here
 from torchport.shapes.launch import compile_script, from_the_script, run_as_main
@@ -52,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", metavar="N",
                         help="stop the program after N steps of the loop, then report (default: run it all)")
     parser.add_argument("-o", "--output", default=".", metavar="DIR",
-                        help="the directory for the report (default: the current one)")
+                        help=f"the directory for the report (default: the current one; {RULE})")
     parser.add_argument("--report", default=REPORT, metavar="NAME",
                         help=f"the report's file name (default {REPORT}; torchrun ranks add .rank<N>)")
     parser.add_argument("--project", metavar="DIR",
@@ -74,9 +76,9 @@ def main(args: argparse.Namespace) -> int:
     steps = _positive(args.steps, "--steps") if args.steps is not None else None
     script, argv = _script(args.program)
     project = _project(args.project, script)
+    report = _report_path(args)
     code = _instrumented_code(script)
     require_torch()
-    report = os.path.join(_output_dir(args.output), args.report)
     session = _migrate_at_run_time(args) if args.target else None
     DETECTOR.reset()
     DETECTOR.configure(report=report, include_static=args.all, max_steps=steps, exit_at_limit=True)
@@ -140,12 +142,15 @@ def _project(folder: str | None, script: str) -> str:
     return folder
 
 
-def _output_dir(directory: str) -> str:
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as error:
-        raise UsageError(f"cannot create the output directory {directory}: {error.strerror or error}") from None
-    return directory
+def _report_path(args: argparse.Namespace) -> str:
+    """The report's path, and the run-time log's with --target, checked before the script runs:
+    a report that cannot be written would lose the run (see report/destination.py)."""
+    output_folder(args.output, "-o")
+    report = os.path.join(args.output, args.report)
+    output_file(report, "--report")
+    if args.target:
+        output_file(args.log or os.path.join(args.output, "torchport_run.log"), "--log")
+    return report
 
 
 def _migrate_at_run_time(args: argparse.Namespace):
