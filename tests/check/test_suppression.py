@@ -100,3 +100,11 @@ def test_what_a_suppressed_change_would_have_needed_is_not_added():
     assert _migrated(source, "accelerator").source.decode() == (
         "import torch\n\nx = torch.zeros(1).cuda()  # noqa\n"
         "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n")
+
+
+def test_the_rows_of_a_rule_that_reads_the_ast_apart_are_suppressed_too():
+    source = ("import torch\nvalues, indices = torch.mode(torch.ones(3))  # noqa: TP027\n"
+              "v, i = torch.mode(torch.ones(3))\n")
+    result = _migrated(source, "mps")
+    assert [(f.code, f.start_line) for f in result.suppressed] == [("TP027", 2)]
+    assert [(f.code, f.start_line) for f in result.findings if f.code == "TP027"] == [("TP027", 3)]

@@ -3,7 +3,12 @@
 Reports land in OUT/torchport_report/, in the columns Ascend's PyTorch Analyse tool writes:
   --mode apis        index.html: the findings as a page, with what migrate would change;
                      unsupported_api.csv, unknown_api.csv (File, Start Line, End Line, OP, Tips):
-                     what the target lacks, and CUDA names no rule knows;
+                     unsupported: what the target lacks, torch.cuda APIs and torch APIs whose
+                     aten operator has no kernel there (from the kernel data `ops check` reads;
+                     an API of several operators, or kernels the data does not list, say
+                     nothing), with what happens instead; unknown: CUDA names no rule knows, and
+                     torch names that do not exist in the pinned torch (a typo or a removed API),
+                     with the nearest name that does or the replacement;
                      api_precision_advice.csv, api_performance_advice.csv (File, Start Line,
                      End Line, OP, Advice): lines that compute differently, or slower than they
                      could, on the target (no AMP where the chip needs it, float64 on MPS,

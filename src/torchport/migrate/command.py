@@ -3,8 +3,10 @@
 SRC (a file or a folder) is never modified: OUT receives the same layout, with .py files
 migrated and every other file copied, plus reports in OUT/torchport_report/:
   change_list.csv      every change: File, Start Line, End Line, Operation Type, Message, Rule
-  unsupported_api.csv  what the target lacks (File, Start Line, End Line, OP, Tips): port by hand
-  unknown_api.csv      CUDA names no rule understands, left as they were
+  unsupported_api.csv  what the target lacks (File, Start Line, End Line, OP, Tips): port by hand;
+                       torch APIs whose aten operator has no kernel there, too (TP027)
+  unknown_api.csv      CUDA names no rule understands, left as they were, and torch names the
+                       pinned torch does not have (TP026: a typo or a removed API, and its fix)
   notes.csv            left on purpose (e.g. cuDNN flags that have no effect)
   api_precision_advice.csv, api_performance_advice.csv (File, Start Line, End Line, OP, Advice)
                        lines that compute differently, or slower than they could, on the target

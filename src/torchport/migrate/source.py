@@ -25,7 +25,7 @@ from torchport.migrate.rules import RULES
 from torchport.migrate.rules.base.context import FileContext, NameAnalysisError
 from torchport.migrate.rules.base.fixes import ApplyFixes
 from torchport.migrate.rules.base.nodes import source_of
-from torchport.migrate.rules.base.rule import Rule, TokenRule
+from torchport.migrate.rules.base.rule import Rule, TokenRule, TreeRule
 from torchport.migrate.rules.base.rules_pass import RulesPass
 from torchport.migrate.rules.setup_import import missing_setup_import
 from torchport.migrate.selection import ALL, RuleSelection
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from torchport.distribute.driver import Distribution
 
 # A file that never spells what some rule reacts to has nothing to migrate: it is not even parsed.
-MENTIONS_CUDA = Mentions(rule.mentions for rule in RULES)  # (on any target)
+MENTIONS_CUDA = Mentions(rule.mentions for rule in RULES if not issubclass(rule, TreeRule))  # (on any target)
 
 
 @lru_cache(maxsize=None)
@@ -53,13 +53,19 @@ def rules_for(target_name: str, chosen: RuleSelection = ALL) -> tuple[type[Rule]
 @lru_cache(maxsize=None)
 def walking_rules(target_name: str, chosen: RuleSelection = ALL) -> tuple[type[Rule], ...]:
     """The rules of a target that join the walk of the parsed file."""
-    return tuple(rule for rule in rules_for(target_name, chosen) if not issubclass(rule, TokenRule))
+    return tuple(rule for rule in rules_for(target_name, chosen) if not issubclass(rule, (TokenRule, TreeRule)))
 
 
 @lru_cache(maxsize=None)
 def token_rules(target_name: str, chosen: RuleSelection = ALL) -> tuple[tuple[type[TokenRule], re.Pattern[bytes]], ...]:
     """The rules of a target that rewrite tokens before the parse, each with what it reacts to."""
     return tuple((rule, re.compile(rule.mentions)) for rule in rules_for(target_name, chosen) if issubclass(rule, TokenRule))
+
+
+@lru_cache(maxsize=None)
+def tree_rules(target_name: str, chosen: RuleSelection = ALL) -> tuple[tuple[type[TreeRule], re.Pattern[bytes]], ...]:
+    """The rules of a target that read the file's `ast` apart from the pass, each with its pre-filter."""
+    return tuple((rule, re.compile(rule.mentions)) for rule in rules_for(target_name, chosen) if issubclass(rule, TreeRule))
 
 
 @lru_cache(maxsize=None)
@@ -71,8 +77,8 @@ def follows(target_name: str, chosen: RuleSelection = ALL) -> re.Pattern[bytes] 
 
 @lru_cache(maxsize=None)
 def mentions(target_name: str, chosen: RuleSelection = ALL) -> Mentions:
-    """What a file must contain for one of a target's rules to have anything to do."""
-    return Mentions(rule.mentions for rule in rules_for(target_name, chosen))
+    """What a file must contain for one of a target's rules to have anything to do in the pass."""
+    return Mentions(rule.mentions for rule in rules_for(target_name, chosen) if not issubclass(rule, TreeRule))
 # In a file with a device-index source, the index may be set in one definition and used in
 # another: the names that hold one are found first, and what mentions them is kept whole.
 MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
@@ -122,14 +128,45 @@ def migrate_source(
     rules that run (--select / --ignore)."""
     kept = target.keeps_apex if keep_apex is None else keep_apex
     if not mentions(target.name, chosen).search(source):
-        return FileResult(source)
+        return tree_result(source, target, path, chosen)
     rewritten, early = _rewrite_tokens(source, target, path, chosen)
     result = _migrate_parsed(rewritten, target, path, apply_affinity, kept, chosen)
-    if not early:
-        return result
     if result.error is not None:
-        return FileResult(source, error=result.error)
-    return replace(result, findings=sorted(early + result.findings, key=lambda f: (f.start_line, f.code)))
+        return FileResult(source, error=result.error) if early else result
+    tree = tree_result(rewritten, target, path, chosen)
+    early += tree.findings
+    if not early and not tree.suppressed:
+        return result
+    findings = sorted(early + result.findings, key=lambda f: (f.start_line, f.code))
+    return replace(result, findings=findings, suppressed=result.suppressed + tree.suppressed)
+
+
+def tree_rows(source: bytes, target: Target, path: str, chosen: RuleSelection = ALL) -> list[Finding]:
+    """The rows of the rules that read the file's `ast` apart from the pass (rows only)."""
+    rows: list[Finding] = []
+    for rule, mentioned in tree_rules(target.name, chosen):
+        if mentioned.search(source):
+            rows += rule.rows(source, target, path)
+    return rows
+
+
+def tree_result(source: bytes, target: Target, path: str, chosen: RuleSelection = ALL) -> FileResult:
+    """`source` as it is, with its tree rules' rows; those a suppression comment covers set apart."""
+    rows = tree_rows(source, target, path, chosen)
+    if not rows or not suppression.MENTIONS.search(source):
+        return FileResult(source, rows)
+    found = suppression.of_text(source.decode(_encoding(source), "replace"))
+    if found is None:
+        return FileResult(source, rows)
+    kept = [row for row in rows if not found.covers(row.code, row.start_line)]
+    return FileResult(source, kept, suppressed=[row for row in rows if found.covers(row.code, row.start_line)])
+
+
+def _encoding(source: bytes) -> str:
+    try:
+        return pieces.encoding_of(source)
+    except (SyntaxError, LookupError):
+        return "utf-8"
 
 
 def _rewrite_tokens(source: bytes, target: Target, path: str, chosen: RuleSelection) -> tuple[bytes, list[Finding]]:

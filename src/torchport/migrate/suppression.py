@@ -10,7 +10,8 @@ A comment suppresses the findings that start on its line. A statement that spans
 (ruff's place for a multi-line string's noqa); for `with`, `if`, `def` that is their header, not
 the block. A suppressed finding neither changes its line nor writes a row: it is counted instead.
 
-What suppression applies to: the rules of the one pass over a parsed file (TP0xx, TP1xx).
+What suppression applies to: the rules of the one pass over a parsed file (TP0xx, TP1xx), and
+the rows of the rules that read its `ast` apart (TP026, TP027).
 TP024 (`async=`) rewrites tokens before the parse and is not suppressed: the file would not be
 valid Python without it. The apex conversion and `--distributed` rewrite whole files: turn them
 off with `--ignore` or `# torchport: skip-file`. TP000 follows what the rules changed.

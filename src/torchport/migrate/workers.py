@@ -28,7 +28,7 @@ from torchport import targets
 from torchport.migrate.apex import KEEP, MODES as APEX_MODES, convert_then_migrate, default_mode
 from torchport.migrate.distributed import Request, distribute_then_migrate
 from torchport.migrate.selection import ALL, RuleSelection, apex_codes, distributed_codes
-from torchport.migrate.source import IMPORT_CODE, FileResult, mentions, migrate_source
+from torchport.migrate.source import IMPORT_CODE, FileResult, mentions, migrate_source, tree_result
 from torchport.migrate.suppression import SKIP_REASON, skips_file
 from torchport.syntax import syntax_problem
 
@@ -88,7 +88,8 @@ def migrate_one(job: Job, choices: Choices | str) -> FileResult:
 
     def migrate(data: bytes) -> FileResult:
         if not mentions(target.name, chosen).search(data):
-            return FileResult(data, error=_parse_error(data))
+            error = _parse_error(data)
+            return FileResult(data, error=error) if error else tree_result(data, target, job.relative, chosen)
         return migrate_source(data, target, job.relative, choices.apply_affinity, keep_apex=mode == KEEP, chosen=chosen)
 
     def distribute_and_migrate(data: bytes) -> FileResult:
