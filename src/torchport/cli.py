@@ -12,6 +12,7 @@ import os
 import sys
 
 from torchport import __version__
+from torchport import config as configuration
 from torchport.errors import UsageError
 
 # name -> (module, one-line help)
@@ -22,6 +23,7 @@ COMMANDS = {
     "analyze": ("torchport.analyze.command", "report what will not move, what to tune, and third-party CUDA"),
     "ops": ("torchport.ops.command", "which aten ops a run uses that a target has no kernel for"),
     "targets": ("torchport.targets.command", "list the targets, or what each torch.cuda API becomes"),
+    "config": ("torchport.config", "show the settings [tool.torchport] in pyproject.toml gives, and where each comes from"),
 }
 
 DESCRIPTION = """\
@@ -59,6 +61,7 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(command)
+        configuration.add_argument(command)
         command.set_defaults(handler=module.main)
     return parser
 
@@ -66,11 +69,17 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
     if args.command is None:
+        if unknown:
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
         parser.print_help()
         return 2
+    command = _command_parser(parser, args.command)
+    if unknown:  # (the command's usage, not the top-level one)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
+        configuration.apply(args, command, argv[argv.index(args.command) + 1 :])
         status = args.handler(args)
     except UsageError as error:
         print(f"torchport {args.command}: error: {error}", file=sys.stderr)
@@ -82,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()
         return 0
     return _flush_stdout(status)
+
+
+def _command_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return commands.choices[name]
 
 
 def _flush_stdout(status: int) -> int:

@@ -30,6 +30,7 @@ from torchport.distribute.command_line import MAX_TEXT, is_documentation
 from torchport.migrate.distributed import Request
 from torchport import targets
 from torchport.findings import Finding, Operation
+from torchport.migrate import in_place
 from torchport.migrate.source import FileResult
 from torchport.migrate.walk import Selection, scan
 from torchport.migrate.workers import FILE_MEMORY, FILE_TIMEOUT, Choices, Job, migrate_guarded
@@ -61,6 +62,7 @@ class Options:
     distribute: Request | None = None  # --distributed: training entry scripts made to run as N processes
     entries: list[Path] = field(default_factory=list)  # --entry: the entry scripts (else detected)
     apex: str | None = None  # --apex: "native" or "keep" (None: keep where the target has an apex of its own)
+    in_place: bool = False  # --in-place: rewrite the sources themselves; `out` is the reports' folder
 
     def choices(self) -> Choices:
         """What this run asks of each file."""
@@ -125,7 +127,8 @@ class Outcome:
         return {
             "target": options.target,
             "source": [str(path) for path in options.sources],
-            "output": str(options.out) if options.out and not options.diff else None,
+            "output": str(options.out) if options.out and not (options.diff or options.in_place) else None,
+            "in_place": options.in_place,  # the sources themselves rewritten ("files_written" of them)
             "entries": self.files + self.links + self.not_taken + len(self.excluded),
             "files": self.files,
             "python_files": self.python_files,
@@ -149,6 +152,8 @@ class Outcome:
 def check_paths(options: Options) -> tuple[list[Source], Path | None]:
     """The sources and OUT, resolved; a MigrationError (nothing written) if they cannot work together."""
     sources = [_check_source(path) for path in options.sources]
+    if options.in_place:
+        return in_place.layout(sources, options.out)
     if len(sources) > 1:
         sources = [Source(s.path, Path(s.path.name) if s.path.is_dir() else Path(".")) for s in sources]
         names = Counter(s.prefix if s.path.is_dir() else Path(s.path.name) for s in sources)
@@ -225,6 +230,8 @@ def claimed(out: Path, options: Options):
 
 class Writer:
     """Writes under OUT, never through a link that leads out of OUT or into SRC."""
+
+    UNCHANGED = "copied unchanged"  # what became of a file that could not be migrated
 
     def __init__(self, sources: list[Path], out: Path, outcome: Outcome) -> None:
         self.sources = sources  # resolved: input folders or files
@@ -333,13 +340,19 @@ def run(options: Options) -> Outcome:
         _migrate(sources, None, options, outcome)
         return outcome
     with claimed(out, options):
-        writer = None if options.analysis_only else Writer([s.path for s in sources], out, outcome)
+        writer = None if options.analysis_only else _writer(sources, out, outcome, options)
         _migrate(sources, writer, options, outcome)
         write_reports(
             out / REPORT_DIR, outcome.findings, outcome.skipped, outcome.summary(options), options.reports,
             distributed=options.distribute is not None,
         )
     return outcome
+
+
+def _writer(sources: list[Source], out: Path, outcome: Outcome, options: Options):
+    if options.in_place:
+        return in_place.InPlaceWriter(outcome)
+    return Writer([s.path for s in sources], out, outcome)
 
 
 def _migrate(sources: list[Source], writer: Writer | None, options: Options, outcome: Outcome) -> None:
@@ -489,7 +502,7 @@ def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, option
         elif result.distribution.entry:
             outcome.left_alone.append((job.relative, result.distribution.left_alone))
     if result.error:
-        copied = ", copied unchanged" if writer is not None else ""  # (analyze writes no tree)
+        copied = f", {writer.UNCHANGED}" if writer is not None else ""  # (analyze writes no tree)
         outcome.skipped.append((job.relative, f"not migrated{copied}: {result.error}"))
     if result.changed:
         outcome.changed.append(job.relative)
