@@ -117,8 +117,7 @@ def load(path: Path) -> Config:
 
 def _read(path: Path) -> dict:
     try:
-        with path.open("rb") as stream:
-            return tomllib.load(stream)
+        return tomllib.loads(path.read_bytes().decode("utf-8"))  # (loads: tomli 1.1's load took text)
     except OSError as error:
         raise UsageError(f"{path}: cannot be read: {error.strerror or error}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
