@@ -32,7 +32,8 @@ device-agnostic code (torch.accelerator).
 
 examples:
   torchport migrate train.py -o ported --target npu       rewrite a script into ported/
-  torchport migrate repo/ -o repo_cpu --target cpu --diff  preview the changes only
+  torchport migrate repo/ --target cpu --diff             preview the changes only
+  torchport migrate repo/ --in-place --target npu         rewrite repo/ itself (a clean git tree)
   torchport run --target cpu train.py --epochs 1          run CUDA code as it is, on the CPU
   torchport analyze repo/ -o report --target npu          what will not move, and what to tune
   torchport shapes --steps 20 train.py                    which calls change shapes from step to step

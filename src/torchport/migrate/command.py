@@ -1,6 +1,6 @@
 """Rewrite CUDA training code for another target into a new tree.
 
-SRC (a file or a folder) is never modified: OUT receives the same layout, with .py files
+SRC (a file or a folder) is never modified (unless --in-place, below): OUT receives the same layout, with .py files
 migrated and every other file copied, plus reports in OUT/torchport_report/:
   change_list.csv      every change: File, Start Line, End Line, Operation Type, Message, Rule
   unsupported_api.csv  what the target lacks (File, Start Line, End Line, OP, Tips): port by hand
