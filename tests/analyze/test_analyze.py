@@ -50,9 +50,10 @@ def test_the_expected_rows_say_what_each_target_needs() -> None:
     assert [row[3] for row in rows(EXPECTED / "mps" / "api_precision_advice.csv")[1:]] == ["torch.float64"]
     npu_affinity = {row[5] for row in rows(EXPECTED / "npu" / "affinity_api_call.csv")[1:]}
     assert {"torch_npu.npu_fusion_attention", "torch_npu.npu_rms_norm", "torch_npu.npu_rotary_mul",
-            "torch_npu.npu_swiglu", "torchport.optim.FusedAdamW"} <= npu_affinity
+            "torch_npu.npu_swiglu", "torch_npu.optim.NpuFusedAdamW"} <= npu_affinity
+    assert not any(name.startswith("torchport") for name in npu_affinity)  # (the port needs no torchport)
     cpu_affinity = {row[5] for row in rows(EXPECTED / "cpu" / "affinity_api_call.csv")[1:]}
-    assert "torch.nn.functional.scaled_dot_product_attention" in cpu_affinity
+    assert {"torch.nn.functional.scaled_dot_product_attention", "torchport.optim.FusedAdamW"} <= cpu_affinity
     assert not any(name.startswith("torch_npu") for name in cpu_affinity)
 
 

@@ -16,11 +16,12 @@ from torchport.targets.verdict import Kind
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "examples").glob("*.py")) + sorted((Path(__file__).parent / "golden").glob("*.py"))
-DOTTED = re.compile(r"\b(torch\.(?:npu\.amp|npu|xpu|mps|cpu|accelerator|amp)|torch_npu)\.(\w+)")
+DOTTED = re.compile(r"\b(torch\.(?:npu\.amp|npu|xpu|mps|cpu|accelerator|amp)|torch_npu\.optim|torch_npu)\.(\w+)")
 SURFACES = {
     "torch.npu": names(NPU_SURFACE, "torch.npu"),
     "torch.npu.amp": names(NPU_SURFACE, "torch.npu.amp"),
     "torch_npu": names(NPU_SURFACE, "torch_npu"),
+    "torch_npu.optim": names(NPU_SURFACE, "torch_npu.optim"),  # (what --apply-affinity writes on npu)
     **{m: names(TORCH_SURFACE, m) for m in ("torch.xpu", "torch.mps", "torch.cpu", "torch.accelerator", "torch.amp")},
 }
 

@@ -78,7 +78,7 @@ def test_a_sequence_model_with_the_loop_at_module_level(cli, in_tmp):
     assert (embedding["File Path"], embedding["Input Shape Range"], embedding["Output Shape Range"]) == \
         ("train.py", "[(4, 5)-(4, 12)]", "[(4, 5, 16)-(4, 12, 16)]")
     assert (embedding["Distinct Shapes"], embedding["Iterations"]) == ("4", "6")
-    assert "6 steps" in err and "torch._dynamo.mark_dynamic(batch[0], 1)" in err
+    assert "6 steps" in err and "torch._dynamo.mark_dynamic(tokens, 1)" in err
 
 
 def test_an_image_model_whose_loop_is_in_train_one_epoch(cli, in_tmp):
@@ -92,7 +92,8 @@ def test_an_image_model_whose_loop_is_in_train_one_epoch(cli, in_tmp):
     assert want["static"] <= _sites(table, "no")
     conv = next(row for row in table if row["Function Name"] == "torch.nn.Conv2d")
     assert conv["Input Shape Range"] == "[(2, 3, 8, 8)-(2, 3, 16, 16)]"
-    assert conv["Varying Dims"] == "in0 dim 2 (8-16); in0 dim 3 (8-16); out0 dim 2 (8-16); out0 dim 3 (8-16)"
+    assert conv["Varying Dims"] == \
+        "input 0 dim 2: 8..16; input 0 dim 3: 8..16; output 0 dim 2: 8..16; output 0 dim 3: 8..16"
     assert conv["Iterations"] == "8"  # two epochs of four steps
 
 

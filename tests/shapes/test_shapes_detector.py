@@ -110,7 +110,7 @@ def test_nested_batches_and_the_remedies_name_the_tensor_to_mark():
         batch["tokens"].sum()
     batch_row = _dynamic(detector)[BATCH]
     assert batch_row[5] == "[(2, 4)-(2, 9), (3,)-(3,)]"
-    assert batch_row[10] == "out0 dim 1 (4-9)"
+    assert batch_row[10] == "input 0 (batch['tokens']) dim 1: 4..9 (a length)"
     remedy = batch_row[11]
     assert "torch._dynamo.mark_dynamic(batch['tokens'], 1)" in remedy
     assert "torchport.shapes.pad_to_buckets([4, 6, 8, 10], dims=0)" in remedy

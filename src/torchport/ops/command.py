@@ -18,6 +18,9 @@ examples:
   torchport ops capture --steps 3 train.py --epochs 1    record 3 optimizer steps of train.py
   torchport ops check ops.json --target mps --csv mps.csv
 
+Output files (-o, --csv) are checked before anything runs: their folder is made if missing, when
+the folder above it exists; a path that cannot be written is an error at once (status 2).
+
 exit status: 0 done; 1 the captured script failed (what it ran is still written), or with
 --strict some op is missing, partial or of a dtype the target lacks; 2 bad input (one line);
 130 interrupted.
@@ -33,6 +36,7 @@ from torchport import targets
 from torchport.errors import UsageError
 from torchport.ops import kernels, opset, report
 from torchport.ops.check import check
+from torchport.report.destination import RULE, output_file
 
 
 EXTRACT = """\
@@ -64,14 +68,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     checker.add_argument("ops", type=Path, metavar="OPS.json", help="written by extract or capture")
     checker.add_argument("-t", "--target", choices=targets.names(), required=True, help="where the code should run")
-    checker.add_argument("--csv", type=Path, metavar="FILE", help="also write every verdict to FILE")
+    checker.add_argument("--csv", type=Path, metavar="FILE", help=f"also write every verdict to FILE ({RULE})")
     checker.add_argument("--all", action="store_true", help="list the ops that are ok too")
     checker.add_argument("--strict", action="store_true", help="exit 1 if an op is missing, partial or of a lacking dtype")
 
 
 def _output(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--out", type=Path, default=Path("ops.json"), metavar="OPS.json",
-                        help="where to write the ops (default: %(default)s)")
+                        help=f"where to write the ops (default: %(default)s; {RULE})")
 
 
 def _positive(text: str) -> int:
@@ -93,6 +97,7 @@ def main(args: argparse.Namespace) -> int:
 def run_extract(args: argparse.Namespace) -> int:
     from torchport.ops.extract import extract
 
+    output_file(args.out, "-o")
     found = extract(args.profile, kernels.default())
     opset.write(args.out, found.ops, found.source)
     if found.problem:
@@ -113,6 +118,7 @@ def _told(source: dict) -> str:
 def run_capture(args: argparse.Namespace) -> int:
     if not args.script.is_file():
         raise UsageError(f"{args.script}: no such script")
+    output_file(args.out, "-o")  # before the run: a path it cannot write would lose the run
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -136,6 +142,8 @@ def run_capture(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    if args.csv:
+        output_file(args.csv, "--csv")
     ops, _ = opset.read(args.ops)
     rows = check(ops, args.target, kernels.default())
     shown = rows if args.all else [row for row in rows if row.verdict.value != "ok"]

@@ -7,7 +7,14 @@ list the same ops. So the recorder runs each op's kernel itself, with the mode b
 it finds the kernel the dispatcher would pick below the Python key (the backend's own, else the
 composite one) and calls exactly that kernel (`OpOverload._op_dk`). Results are unchanged: it is
 the kernel the op would have run anyway. Where no such kernel is registered (a backend's fallback,
-an op without tensor arguments) the op runs as usual and the ops inside it go unrecorded.
+an op without tensor arguments, a tensor subclass that dispatches in Python) the op runs as usual
+and the ops inside it go unrecorded.
+
+A number a kernel passed for a Tensor argument (`remainder.Scalar` calls `remainder.Tensor` with
+its scalar made a "wrapped number" tensor) reaches the mode as a Python number, and calling the
+op again with it fails for every op but the few the dispatcher lets take numbers (add, mul, to,
+...): `(w * 3.7) % 1.` raised there. So before the op is called again each such number is made a
+wrapped number again (`wrapped_number`), which type promotion treats as the scalar it was.
 
 Each call is recorded with its overload, input shapes (one per schema argument, as the profiler
 prints them), element types, and its caller: the op it was made inside ("" at the top level).
@@ -74,11 +81,13 @@ class OpRecorder(TorchDispatchMode):
         kwargs = kwargs or {}
         frames = self._frames()
         # detach() of a tensor made under a mode calls back into the mode with the same op
-        if not self.recording or (frames and frames[-1].func is func):
+        recorded = self.recording and not (frames and frames[-1].func is func)
+        if recorded and func.namespace not in UNRECORDED_NAMESPACES:
+            self._record(func, args, kwargs, _caller(frames))
+        args, kwargs = as_dispatched(func, args, kwargs)
+        if not recorded:
             return func(*args, **kwargs)
         key = kernel_key(func, args, kwargs)
-        if func.namespace not in UNRECORDED_NAMESPACES:
-            self._record(func, args, kwargs, _caller(frames))
         if key is None:
             return func(*args, **kwargs)
         frames.append(_Frame(func, key == DispatchKey.CompositeImplicitAutograd))
@@ -105,13 +114,15 @@ def _caller(frames: list[_Frame]) -> str:
 def kernel_key(func, args: tuple, kwargs: dict) -> DispatchKey | None:
     """The key of the kernel the dispatcher would run for this call below the Python key: the
     backend's own kernel (or BackendSelect's, for factories), else a composite one; None when it
-    would run something else (a fallback) or there is no tensor to dispatch on."""
+    would run something else (a fallback, a subclass's __torch_dispatch__) or there is no tensor
+    to dispatch on."""
     keys = torch._C._dispatch_tls_local_include_set()
-    tensors = [leaf for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, torch.Tensor)]
-    for tensor in tensors:
-        keys = keys | torch._C._dispatch_keys(tensor)
-    if not tensors and _number_for_tensor(func, args):
-        keys = keys | _host_keys()
+    for leaf in tree_leaves((args, kwargs)):
+        if isinstance(leaf, torch.Tensor):
+            own = torch._C._dispatch_keys(leaf)
+            if own.has(DispatchKey.Python):  # the subclass's __torch_dispatch__ runs it
+                return None
+            keys = keys | own
     keys = (keys - torch._C._dispatch_tls_local_exclude_set()) & BELOW_PYTHON
     name = func.name()
     while True:
@@ -129,18 +140,53 @@ def kernel_key(func, args: tuple, kwargs: dict) -> DispatchKey | None:
     return None
 
 
-def _number_for_tensor(func, args: tuple) -> bool:
-    """Whether a Python number stands for a Tensor argument: a number the dispatcher wrapped into
-    a CPU tensor (`x.mul_(0.9)` converts it with aten::to), handed to the mode as the number."""
-    for argument, value in zip(func._schema.arguments, args):
-        if isinstance(value, (bool, int, float, complex)) and str(argument.type) == "Tensor":
-            return True
-    return False
+NUMBERS = (bool, int, float, complex)
+
+
+def as_dispatched(func, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The call with each number that stands for a Tensor argument made the wrapped number the
+    dispatcher had made of it (the call itself, untouched, where there is none: the common case)."""
+    slots = _tensor_slots(func)
+    if not any(isinstance(args[i], NUMBERS) for i in slots.positions if i < len(args)) and not any(
+            isinstance(kwargs.get(name), NUMBERS) for name in slots.names):
+        return args, kwargs
+    args = tuple(wrapped_number(value) if i in slots.positions and isinstance(value, NUMBERS) else value
+                 for i, value in enumerate(args))
+    kwargs = {name: wrapped_number(value) if name in slots.names and isinstance(value, NUMBERS) else value
+              for name, value in kwargs.items()}
+    return args, kwargs
+
+
+@dataclass(frozen=True)
+class _Slots:
+    positions: frozenset[int]  # positional arguments of type Tensor or Tensor?
+    names: frozenset[str]  # the same, by name (keyword-only ones included)
 
 
 @lru_cache(maxsize=None)
-def _host_keys():
-    return torch._C._dispatch_keys(torch.empty(()))
+def _tensor_slots(func) -> _Slots:
+    arguments = [(index, argument) for index, argument in enumerate(func._schema.arguments)
+                 if str(argument.type) in ("Tensor", "Optional[Tensor]")]
+    return _Slots(frozenset(i for i, a in arguments if not a.kwarg_only), frozenset(a.name for _, a in arguments))
+
+
+_AUTOGRAD_KEYS = torch._C.DispatchKeySet(DispatchKey.AutogradCPU) | torch._C.DispatchKeySet(
+    DispatchKey.AutogradOther) | torch._C.DispatchKeySet(DispatchKey.ADInplaceOrView)
+_PYTHON_KEYS = torch._C.DispatchKeySet(DispatchKey.Python) | torch._C.DispatchKeySet(
+    DispatchKey.PythonTLSSnapshot) | torch._C.DispatchKeySet(DispatchKey.PreDispatch)
+
+
+def wrapped_number(value):
+    """`value` as a 0-dim CPU tensor flagged as a wrapped number, as the dispatcher makes one: in
+    type promotion it counts as a Python scalar (int tensor % 2.5 is float32, not float64).
+    Python has no constructor for one; autograd keeps the one `mul` was given, and hands it out
+    unchanged as `_saved_other`. Inside the mode autograd is switched off (its keys excluded) and
+    the Python key would call the modes: the multiplication runs with both put right."""
+    include = torch._C._dispatch_tls_local_include_set() - _PYTHON_KEYS
+    exclude = torch._C._dispatch_tls_local_exclude_set() - _AUTOGRAD_KEYS
+    with torch._C.DisableTorchFunction(), torch.inference_mode(False), torch.enable_grad(), \
+            torch._C._ForceDispatchKeyGuard(include, exclude):
+        return (torch.zeros((), requires_grad=True) * value).grad_fn._saved_other
 
 
 def describe(func, args: tuple, kwargs: dict) -> tuple[tuple, tuple[str, ...], set[str]]:

@@ -1,22 +1,48 @@
-"""Where a torch call comes from: the first frame outside torch and torchport, judged once per code
+"""Where a torch call comes from: the innermost frame inside the project, judged once per code
 object, so that a call in a training loop costs a few dict look-ups after its first time (Ascend's
 hook calls `traceback.extract_stack()` on every call instead).
 
-Three kinds of frame. USER frames are the script's (and any library's but torch's): the walk from
-a call stops at the first. PASS frames are torch's, torchport's, the standard library's and code
-that torch generates: walked past, so `F.dropout(x)` is named at the user's line, not inside
-torch/nn/functional.py. BARRIER frames are the calls of an nn.Module's forward and torch.optim's
-code: a call below one is made by a library module or an optimizer, not by the user (the module's
-own call is recorded, at the user's line, by the forward hook), so it is not recorded at all.
+Three kinds of frame. USER frames are the project's: the walk from a call stops at the first.
+PASS frames are everything else: torch's, torchport's, the standard library's, code that torch
+generates, installed packages, and any file outside the project (a site-wide sitecustomize or a
+shim that wraps torch functions): walked past, so `F.dropout(x)` is named at the user's line, not
+inside torch/nn/functional.py, and a shim's wrapper at the project's line that called it.
+BARRIER frames are the calls of an nn.Module's forward and torch.optim's code: a call below one is
+made by a library module or an optimizer, not by the user (the module's own call is recorded, at
+the user's line, by the forward hook), so it is not recorded at all.
+
+The project is a folder and everything below it, but no `site-packages` (a virtual environment
+kept inside it): the one given (`torchport shapes --project DIR`, `set_project`), else the project
+of the script python runs (`__main__`) when the wrapped loop's file is inside it, else the wrapped
+loop's file's. A file's project is the nearest folder above it that a repository or a package
+build marks (`.git`, `pyproject.toml`, `setup.py`, `setup.cfg`: `tools/train.py` belongs to the
+repository, its `models/` included), else the file's own folder. Code with no file (`<string>`,
+`<stdin>`) counts as the project's: nothing says it is not.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import sysconfig
 
 USER, PASS, BARRIER = 0, 1, 2
 _INTERNAL_PACKAGES = ("torch", "torchport", "")  # "": generated code, e.g. FX's <eval_with_key>
+_INSTALLED = ("site-packages", "dist-packages")
+MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")  # what makes a folder a project's root
+_project: str | None = None  # set_project's folder
+
+
+@contextlib.contextmanager
+def set_project(folder: str | None):
+    """The project's folder for the detectors made while the block runs (None: found as above)."""
+    global _project
+    saved, _project = _project, None if folder is None else os.path.realpath(folder)
+    try:
+        yield
+    finally:
+        _project = saved
 
 
 def _stdlib_dirs() -> tuple[str, ...]:
@@ -33,6 +59,7 @@ class CallSites:
         self.kinds: dict[int, int] = {}  # id(code) -> kind (the capture's hot path reads it directly)
         self._codes: list = []  # every classified code object, kept alive so that no id is reused
         self._stdlib = _stdlib_dirs()
+        self.project = _project  # the project's folder; None until the first frame that may be its
         call = torch.nn.Module._call_impl.__code__
         inner = [c for c in call.co_consts if getattr(c, "co_name", None) == "inner"]
         self.module_call = {id(code) for code in (call, *inner, torch.nn.Module._wrapped_call_impl.__code__)}
@@ -85,15 +112,49 @@ class CallSites:
         elif name.partition(".")[0] in _INTERNAL_PACKAGES or self._is_stdlib(code.co_filename):
             kind = PASS
         else:
-            kind = USER
+            kind = USER if self.in_project(code.co_filename) else PASS
         self._codes.append(code)
         self.kinds[id(code)] = kind
         return kind
+
+    def in_project(self, filename: str) -> bool:
+        """Whether a file is the project's (the first file asked about decides the project, when
+        none was given: it is the wrapped loop's)."""
+        if filename.startswith("<"):
+            return True
+        path = os.path.realpath(filename)  # (a symlinked checkout is still the project)
+        if self.project is None:
+            self.project = _found_project(path)
+        root = os.path.join(self.project, "")
+        if not path.startswith(root):
+            return False
+        return not any(part in _INSTALLED for part in path[len(root):].split(os.sep))
 
     def _is_stdlib(self, filename: str) -> bool:
         if filename.startswith("<frozen"):
             return True
         return filename.startswith(self._stdlib) and "-packages" not in filename
+
+
+def project_of(path: str) -> str:
+    """The project of a file: the nearest folder above it with a marker, else the file's folder."""
+    own = folder = os.path.dirname(os.path.realpath(path))
+    while not any(os.path.exists(os.path.join(folder, marker)) for marker in MARKERS):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return own
+        folder = parent
+    return folder
+
+
+def _found_project(loop_file: str) -> str:
+    """The project of the script python runs when the loop's file is inside it, else the loop's."""
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main:
+        folder = project_of(main)
+        if loop_file.startswith(os.path.join(folder, "")):
+            return folder
+    return project_of(loop_file)
 
 
 def position(frame) -> tuple[int, int]:

@@ -10,7 +10,14 @@ A call site is dynamic when its shapes differ from step to step: on an NPU, unde
 XLA or CUDA graphs each new shape is compiled again. The report lists the dynamic sites in
 Ascend's columns (Function Name, File Path, Line Number, Call Stack, Input Shape Range, Output
 Shape Range), then ours (Column, Distinct Shapes, Iterations, Dynamic, Varying Dims, Remedy); the
-terminal shows the remedies per target: NPU, torch.compile, and padding the data to buckets.
+terminal shows the remedies per target: NPU, torch.compile, and what fits the data: padding a
+varying length to buckets, padding a varying count of rows (boxes), drop_last for a short last batch.
+
+Each row names the innermost line of the project that made the call. The project is a folder and
+everything below it but site-packages: --project DIR, else the nearest folder above the script
+with .git, pyproject.toml, setup.py or setup.cfg (tools/train.py: the repository), else the
+script's folder. Frames of files elsewhere (installed packages, a site-wide sitecustomize or
+shim) are walked past, as torch's are.
 
 examples:
   torchport shapes --steps 20 train.py --epochs 1      report in ./dynamic_shape_report.csv
@@ -24,7 +31,8 @@ When no such loop is found, wrap yours by hand and run the script with python:
 
 The exit status is the program's (0 when --steps ended it). A script that fails still leaves the
 report of the steps it finished. torchport's own errors (a bad option, no such script, no loop
-found) are one line on stderr and status 2.
+found, an output folder that cannot be written) are one line on stderr and status 2, before the
+script starts; a missing -o folder is made when the folder above it exists.
 """
 
 from __future__ import annotations
@@ -35,6 +43,8 @@ import sys
 
 from torchport import targets
 from torchport.errors import UsageError
+from torchport.report.destination import RULE, output_file, output_folder
+from torchport.shapes.callsites import project_of, set_project
 from torchport.shapes.detector import DETECTOR, REPORT, StepLimit, prints_here
 from torchport.shapes.launch import compile_script, from_the_script, run_as_main
 from torchport.shapes.loops import MANUAL_EDIT, find_training_loops, instrument_source
@@ -44,9 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", metavar="N",
                         help="stop the program after N steps of the loop, then report (default: run it all)")
     parser.add_argument("-o", "--output", default=".", metavar="DIR",
-                        help="the directory for the report (default: the current one)")
+                        help=f"the directory for the report (default: the current one; {RULE})")
     parser.add_argument("--report", default=REPORT, metavar="NAME",
                         help=f"the report's file name (default {REPORT}; torchrun ranks add .rank<N>)")
+    parser.add_argument("--project", metavar="DIR",
+                        help="the project's folder: rows name the innermost line of a file under it "
+                             "(default: see below)")
     parser.add_argument("--all", action="store_true",
                         help="list the static call sites too (Dynamic column: no)")
     parser.add_argument("--target", choices=["auto", *targets.names()],
@@ -62,14 +75,16 @@ def main(args: argparse.Namespace) -> int:
 
     steps = _positive(args.steps, "--steps") if args.steps is not None else None
     script, argv = _script(args.program)
+    project = _project(args.project, script)
+    report = _report_path(args)
     code = _instrumented_code(script)
     require_torch()
-    report = os.path.join(_output_dir(args.output), args.report)
     session = _migrate_at_run_time(args) if args.target else None
     DETECTOR.reset()
     DETECTOR.configure(report=report, include_static=args.all, max_steps=steps, exit_at_limit=True)
     try:
-        return _run(code, script, argv)
+        with set_project(project):
+            return _run(code, script, argv)
     finally:
         _report(DETECTOR, steps)
         if session is not None:
@@ -119,12 +134,23 @@ def _instrumented_code(script: str):
     return compile_script(instrumented, script)
 
 
-def _output_dir(directory: str) -> str:
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as error:
-        raise UsageError(f"cannot create the output directory {directory}: {error.strerror or error}") from None
-    return directory
+def _project(folder: str | None, script: str) -> str:
+    if folder is None:
+        return project_of(script)
+    if not os.path.isdir(folder):
+        raise UsageError(f"--project {folder}: no such folder")
+    return folder
+
+
+def _report_path(args: argparse.Namespace) -> str:
+    """The report's path, and the run-time log's with --target, checked before the script runs:
+    a report that cannot be written would lose the run (see report/destination.py)."""
+    output_folder(args.output, "-o")
+    report = os.path.join(args.output, args.report)
+    output_file(report, "--report")
+    if args.target:
+        output_file(args.log or os.path.join(args.output, "torchport_run.log"), "--log")
+    return report
 
 
 def _migrate_at_run_time(args: argparse.Namespace):

@@ -117,9 +117,24 @@ class ShapeDetector:
 
             self._recorder = (self.recorder_class or Recorder)()
             self._capture = Capture(self._recorder)
+            self._check_report()
             if not self._at_exit:
                 self._at_exit = True
                 atexit.register(self._save_at_exit)
+
+    def _check_report(self) -> None:
+        """A report path that cannot be written is said at the first step, not after the run (which
+        goes on: the detector, used by hand, must not end a training); `torchport shapes` has
+        checked it before the script started."""
+        from torchport.errors import UsageError
+        from torchport.report.destination import output_file
+
+        if not self.save_at_exit:
+            return
+        try:
+            output_file(self._report_path(), "DETECTOR.report")
+        except UsageError as error:
+            print(f"torchport shapes: the report will not be written: {error}", file=sys.stderr)
 
     def _limit_reached(self, done: int, max_steps: int | None) -> bool:
         if self.max_steps is not None and self.steps >= self.max_steps:
@@ -149,14 +164,18 @@ class ShapeDetector:
     def save(self, path: str | None = None) -> str:
         """Write the report (CSV) and return its path: `path`, else the configured one, with
         .rank<N> added in a torchrun-style launch (as `torchport run` names its logs)."""
-        from torchport.runtime.calllog import log_path_for_process
         from torchport.shapes.report import write_csv
 
-        target = log_path_for_process(os.path.abspath(os.fspath(path or self.report)))
+        target = self._report_path(path)
         write_csv(target, self.sites, self.include_static)
         self._saved_at = self.steps
         self.last_report = target
         return target
+
+    def _report_path(self, path: str | None = None) -> str:
+        from torchport.runtime.calllog import log_path_for_process
+
+        return log_path_for_process(os.path.abspath(os.fspath(path or self.report)))
 
     def summary(self, report_path: str | None = None) -> str:
         from torchport.shapes.report import summary

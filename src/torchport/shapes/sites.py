@@ -4,6 +4,9 @@ A site is dynamic when the *set* of signatures it sees in one iteration differs 
 iterations. A set, not a sequence: a helper called twice per step with two fixed shapes, or an
 RNN cell run once per time step, sees the same shapes every step and is compiled once for each;
 only a shape that comes and goes from step to step makes a compiler start again.
+
+The loader's batch site also keeps its shapes in step order (`history`): whether a smaller batch
+comes only at the end of each pass over the data (a short last batch) is a question of order.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ BATCH = "DETECTOR.start (batch)"  # the function name of the loader's batches, a
 
 class Site:
     __slots__ = ("file", "line", "column", "function", "stack", "paths",
-                 "first", "current", "seen_in", "signatures", "iterations", "dynamic")
+                 "first", "current", "seen_in", "signatures", "iterations", "dynamic", "history")
 
     def __init__(self, file: str, line: int, column: int, function: str, stack: str, paths=()) -> None:
         self.file, self.line, self.column, self.function, self.stack = file, line, column, function, stack
@@ -27,6 +30,7 @@ class Site:
         self.signatures: set = set()  # every (input shapes, output shapes) of finished iterations
         self.iterations = 0
         self.dynamic = False
+        self.history: list | None = [] if function == BATCH else None  # each step's signature, in order
 
     def commit(self) -> None:
         """The iteration finished: compare its shapes with the first iteration's."""
@@ -36,6 +40,8 @@ class Site:
         elif current != self.first:
             self.dynamic = True
         self.signatures |= current
+        if self.history is not None:
+            self.history.extend(current)  # a batch site sees one signature a step
         self.iterations += 1
         self.current = None
 
@@ -55,7 +61,8 @@ class VaryingDim:
 
     @property
     def label(self) -> str:
-        return f"{'in' if self.side == IN else 'out'}{self.position} dim {self.dim} ({self.low}-{self.high})"
+        """`input 1 dim 0: 3..41`: which tensor of the call, which of its dims, over which sizes."""
+        return f"{'input' if self.side == IN else 'output'} {self.position} dim {self.dim}: {self.low}..{self.high}"
 
 
 def shape_range(site: Site, side: int) -> str:

@@ -93,7 +93,7 @@ def test_with_apex_native_nothing_is_advised_for_apex():
 def test_torch_optimizer_in_a_file_keeping_apex_gets_the_apex_twin_in_its_affinity_row():
     with_apex = _messages(APEX_AMP + "opt = torch.optim.SGD(params, lr=0.1)\n", "TP110")
     without = _messages(TORCH + "opt = torch.optim.SGD(params, lr=0.1)\n", "TP110")
-    assert with_apex[0].endswith("or, with Ascend's apex kept, apex.optimizers.NpuFusedSGD")
-    assert "apex" not in without[0]
+    assert with_apex[0].startswith("apex.optimizers.NpuFusedSGD: ") and "combine_grad=True" in with_apex[0]
+    assert without[0].startswith("torch_npu.optim.NpuFusedSGD: ") and "apex" not in without[0]
     rows = migrate_source((APEX_AMP + "opt = torch.optim.SGD(params, lr=0.1)\n").encode(), targets.get("npu")).findings
     assert [f.operation for f in rows if f.start_line == 3 and f.code in ("TP110", CODE)] == [Operation.AFFINITY]

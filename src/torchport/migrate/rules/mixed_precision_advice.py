@@ -7,8 +7,9 @@ import re
 
 import libcst as cst
 
-from torchport.apis.amp import AUTOCAST
+from torchport.apis.amp import AMP_PREFIX, AUTOCAST, DEVICE_FIRST, GRAD_SCALER, TORCH_AMP
 from torchport.findings import Operation
+from torchport.migrate.rules.base.device_exprs import device_expression
 from torchport.migrate.rules.base.training_step import TRAINING_STEP, TrainingStepRule
 
 MIXED_PRECISION = re.compile(rb"autocast|GradScaler|\.half\(|bfloat16|float16|amp\.initialize")
@@ -36,5 +37,13 @@ class MixedPrecisionAdvice(TrainingStepRule):
         if trains_in_float32 and self.context.first_time(self.code):  # (the file's first backward, in any piece)
             self.report(self.first_backward, Operation.PERFORMANCE,
                         f"this step trains in float32: on {self.target.name} the matrix units run float16/bfloat16; "
-                        f"wrap the forward in torch.autocast(\"{self.target.device_type}\") with a GradScaler",
+                        f"wrap the forward in {amp_call(self.target, AUTOCAST)} with a {amp_call(self.target, GRAD_SCALER)}",
                         api=AUTOCAST)
+
+
+def amp_call(target, name: str) -> str:
+    """`torch.cuda.amp.<name>()` as migrate writes it on `target` (TP005, from the target's verdict):
+    the target's own AMP (`torch.npu.amp.autocast()`), else torch.amp's with the device type first."""
+    replacement = target.verdict(AMP_PREFIX + name).replacement or f"{TORCH_AMP}.{name}"
+    device = device_expression(target, None) if name in DEVICE_FIRST and replacement.startswith(f"{TORCH_AMP}.") else ""
+    return f"{replacement}({device})"

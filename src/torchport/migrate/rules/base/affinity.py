@@ -3,8 +3,9 @@
 
 The table is data in targets/advice.py; these rules find where a script uses what a row names.
 Only the optimizer swap is ever applied (`migrate --apply-affinity`): the fused optimizers take
-the same arguments, compute the same update and load the same state_dict. The others change
-numerics or need the tensors in another layout, so a person decides.
+the call's arguments and compute the same update (on npu torch_npu's, only where the row's `takes`
+says each argument means the same). The others change numerics or need the tensors in another
+layout, so a person decides.
 """
 
 from __future__ import annotations
