@@ -12,7 +12,9 @@ the first SRC (from the current folder for a command without one), as ruff finds
 Its keys: target, select, ignore, extend-select, exclude, include, apply-affinity, jobs. Each is
 a command-line option without its dashes and takes what the option takes: a list for one given
 many times (or with commas), true or false for a flag. An option on the command line wins over
-its key; a key that a command has no option for is left to the commands that have it. An unknown
+its key; a key that a command has no option for is left to the commands that have it. The
+commands that read source trees (SRC: migrate, analyze, check) take the settings; run, shapes and
+targets do not (their --target is where code runs now, not where a tree is going). An unknown
 key or a bad value is an error naming the file and the key (exit status 2).
 """
 
@@ -142,7 +144,9 @@ def _checked(config: Config) -> Config:
 
 
 def _actions(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    """The parser's options that a key sets, by dest."""
+    """The parser's options that a key sets, by dest (none for a command that reads no SRC)."""
+    if not any(action.dest == "src" and not action.option_strings for action in parser._actions):
+        return {}
     dests = {dest(key) for key in KEYS}
     return {action.dest: action for action in parser._actions if action.dest in dests and action.option_strings}
 

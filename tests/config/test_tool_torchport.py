@@ -91,6 +91,20 @@ def test_the_nearest_pyproject_with_a_table_is_read_from_src_upwards(tmp_path):
     assert configuration.for_args(argparse.Namespace(src=[tmp_path])).path is None
 
 
+def test_a_command_that_reads_no_src_takes_no_setting(cli, tmp_path, monkeypatch):
+    """`run --target` is where a script runs now: a project's migration target must not move it."""
+    _project(tmp_path / "p", '[tool.torchport]\ntarget = "cpu"\n')
+    monkeypatch.chdir(tmp_path / "p")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("script")
+    parser.add_argument("--target", default="auto")
+    args = parser.parse_args(["train.py"])
+    configuration.apply(args, parser, ["train.py"])
+    assert args.target == "auto"
+    status, _, err = cli("targets", "--config", "pyproject.toml")
+    assert status == 2 and "usage: torchport targets" in err and "unrecognized arguments: --config" in err
+
+
 def test_a_key_no_option_of_the_command_takes_is_left_to_the_others(tmp_path):
     project = _project(tmp_path / "p", '[tool.torchport]\ninclude = ["*.py"]\ntarget = "cpu"\n')
     parser = argparse.ArgumentParser()
