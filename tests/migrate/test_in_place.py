@@ -220,3 +220,20 @@ def test_a_file_that_is_not_python_is_a_warning(cli, src, tmp_path):
     status, _, err = cli("migrate", src / "notes.txt", src / "a.py", "--diff", "-q")
     assert status == 0  # a Python file was migrated: the warning alone
     assert err == f"torchport migrate: warning: {src / 'notes.txt'} is not a Python file (.py): not migrated\n"
+
+
+def test_distributed_makes_its_launcher_in_place_but_never_over_a_file_of_that_name(cli, tmp_path, monkeypatch):
+    shutil.copy(EXAMPLES / "amp_classifier.py", tmp_path / "train.py")
+    monkeypatch.chdir(tmp_path)
+    status, out, err = cli("migrate", "train.py", "--in-place", "--distributed", "-t", "cpu", "-o", "r1")
+    assert status == 0, err
+    assert "launcher: wrote run_distributed.sh for train.py" in out
+    assert os.access(tmp_path / "run_distributed.sh", os.X_OK) and "torchrun" in (tmp_path / "run_distributed.sh").read_text()
+
+    shutil.copy(EXAMPLES / "amp_classifier.py", tmp_path / "train.py")
+    (tmp_path / "run_distributed.sh").write_text("# mine\n")
+    status, out, err = cli("migrate", "train.py", "--in-place", "--distributed", "-t", "cpu", "-o", "r2")
+    assert status == 0, err
+    assert (tmp_path / "run_distributed.sh").read_text() == "# mine\n"
+    assert "skipped run_distributed.sh: a file of that name exists: not made in place" in out
+    assert _stray(tmp_path) == []

@@ -325,7 +325,7 @@ def print_distributed(outcome: engine.Outcome, options: engine.Options, file) ->
           + (f": {', '.join(outcome.distributed[:5])}" if outcome.distributed else ""), file=file)
     if len(outcome.distributed) > 5:
         print(f"    ... and {len(outcome.distributed) - 5} more in summary.json", file=file)
-    base = f"{options.out}/" if options.out and not (options.diff or options.analysis_only) else ""
+    base = f"{options.out}/" if options.out and not (options.diff or options.analysis_only or options.in_place) else ""
     for name, script, where, placeholders in outcome.launchers:
         said = f"command line from {where}" if where else "no command line found: add its arguments"
         if placeholders:
