@@ -1,8 +1,9 @@
 """Migrate a file or a tree into a new tree: safety checks, the walk, parallel work, reports.
 
-The input is read-only to us. Every output path is checked to lie inside OUT and outside SRC
-before anything is written, `--force` only allows writing into a non-empty OUT (it never
-deletes), and a file that cannot be migrated is copied unchanged and listed with the reason.
+The input is read-only to us (but for --in-place: in_place.py). Every output path is checked to
+lie inside OUT and outside SRC before anything is written, `--force` only allows writing into a
+non-empty OUT (it never deletes), and a file that cannot be migrated is copied unchanged and
+listed with the reason.
 """
 
 from __future__ import annotations
