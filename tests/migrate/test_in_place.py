@@ -6,7 +6,10 @@ from __future__ import annotations
 import csv
 import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -93,6 +96,33 @@ def test_an_interrupt_mid_way_leaves_each_file_whole_and_no_temporary_file(cli, 
     assert after["b.py"] == before["b.py"] and after["c.py"] == before["c.py"]
     assert _stray(src) == []
     assert not reports.exists()  # the temporary folder made for reports that were never written
+
+
+@pytest.mark.fidelity  # (a real run, stopped by a real signal)
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM], ids=["Ctrl-C", "SIGTERM"])
+def test_a_signal_mid_run_leaves_each_file_as_it_was_or_migrated(tmp_path, how):
+    src = tmp_path / "src"
+    src.mkdir()
+    slow = CUDA + "".join(f"def f{i}(x):\n    return x.cuda() + torch.cuda.device_count()\n" for i in range(4000))
+    for i in range(6):
+        (src / f"big{i}.py").write_text(slow)
+    reports = tmp_path / "reports"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "torchport", "migrate", str(src), "--in-place", "-o", str(reports), "-t", "cpu", "-j", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (reports / "torchport_report").exists() and time.monotonic() < deadline:  # work has started
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.send_signal(how)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert err.splitlines() == ["torchport migrate: interrupted: each file of SRC is as it was or migrated, whole; no reports"]
+    assert sorted(p.name for p in src.iterdir()) == [f"big{i}.py" for i in range(6)]  # no temporary file
+    for path in src.iterdir():
+        text = path.read_text()
+        assert text == slow or ("cuda" not in text and text.rstrip().endswith('return x.to("cpu") + 1')), path
 
 
 def test_a_file_that_cannot_be_written_is_listed_and_the_others_are_rewritten(cli, src, monkeypatch, tmp_path):
