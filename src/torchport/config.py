@@ -197,7 +197,7 @@ def _text(value, config: Config, key: str) -> str:
 def _one(action: argparse.Action, text: str, config: Config, key: str):
     try:
         value = action.type(text) if callable(action.type) else text
-    except (argparse.ArgumentTypeError, TypeError, ValueError) as error:
+    except (argparse.ArgumentTypeError, TypeError, ValueError, UsageError) as error:
         raise config.problem(key, str(error) or f"{text!r} is not a valid value") from None
     if action.choices is not None and value not in action.choices:
         raise config.problem(key, f"{text!r} is not one of {', '.join(map(str, action.choices))}")

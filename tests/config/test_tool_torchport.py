@@ -9,25 +9,31 @@ from pathlib import Path
 import pytest
 
 from torchport import config as configuration
+from torchport.errors import UsageError
 from torchport.migrate.command import _jobs
 
 CUDA = "import torch\nx = torch.zeros(2).cuda()\n"
 
 
 def _codes(text: str) -> list[str]:
-    return [code.strip() for code in text.split(",") if code.strip()]
+    codes = [code.strip() for code in text.split(",") if code.strip()]
+    if not all(code.startswith("TP") for code in codes):
+        raise UsageError(f"{text!r} is no rule code")  # (as migrate/selection.py's type says it)
+    return codes
 
 
 def _parser() -> argparse.ArgumentParser:
-    """A command with every option a key sets, in the shapes a command may give them: a
-    comma-separated list (select), repeated (ignore, exclude), one option taking many (extend-select)."""
+    """A command with every option a key sets, in the shapes a command may give them: extended by
+    a comma-separated list, repeated or not (select, as migrate/selection.py has it), repeated
+    (ignore, exclude), one option taking many (extend-select), one value, comma-separated (include)."""
     parser = argparse.ArgumentParser(prog="torchport fake")
     parser.add_argument("src", type=Path, nargs="+")
     parser.add_argument("-t", "--target", choices=["npu", "cpu"], default="npu")
-    parser.add_argument("--select", type=_codes, default=None)
+    parser.add_argument("--select", type=_codes, action="extend")
     parser.add_argument("--ignore", action="append", default=[])
     parser.add_argument("--extend-select", nargs="+", default=[])
     parser.add_argument("--exclude", action="append", default=[])
+    parser.add_argument("--include", type=_codes, default=None)
     parser.add_argument("--apply-affinity", action="store_true")
     parser.add_argument("-j", "--jobs", type=_jobs, default=1)
     configuration.add_argument(parser)
@@ -51,6 +57,7 @@ select = ["TP0", "TP11"]
 ignore = ["TP003"]
 extend-select = ["TP2"]
 exclude = ["tests/*"]
+include = ["TP5", "TP6"]
 apply-affinity = true
 jobs = 4
 """
@@ -67,17 +74,18 @@ def test_each_key_sets_its_option_as_the_command_line_would(tmp_path):
     project = _project(tmp_path / "trainer", FULL)
     args = _applied([str(project / "train.py")])
     assert args.target == "cpu"
-    assert args.select == ["TP0", "TP11"]  # joined with commas, then the option's own type
+    assert args.select == ["TP0", "TP11"]  # each through the option's type, then extended
     assert args.ignore == ["TP003"] and args.extend_select == ["TP2"] and args.exclude == ["tests/*"]
+    assert args.include == ["TP5", "TP6"]  # one value: the list joined with commas, then its type
     assert args.apply_affinity is True and args.jobs == 4
 
 
 def test_the_command_line_wins_even_when_it_gives_the_default(tmp_path):
     project = _project(tmp_path / "trainer", FULL)
-    args = _applied([str(project), "--target", "npu", "--exclude", "docs", "-j1", "--select", "TP1"])
+    args = _applied([str(project), "--target", "npu", "--exclude", "docs", "-j1", "--select", "TP1,TP2"])
     assert args.target == "npu"  # npu is the default: given, it still wins
     assert args.exclude == ["docs"]  # replaced, not added to
-    assert args.jobs == 1 and args.select == ["TP1"]
+    assert args.jobs == 1 and args.select == ["TP1", "TP2"]
     assert args.ignore == ["TP003"] and args.apply_affinity is True  # the keys not given
 
 
@@ -103,6 +111,13 @@ def test_a_command_that_reads_no_src_takes_no_setting(cli, tmp_path, monkeypatch
     assert args.target == "auto"
     status, _, err = cli("targets", "--config", "pyproject.toml")
     assert status == 2 and "usage: torchport targets" in err and "unrecognized arguments: --config" in err
+
+
+def test_a_value_the_options_type_refuses_names_the_file_and_the_key(tmp_path):
+    project = _project(tmp_path / "p", '[tool.torchport]\nselect = ["TP0", "E501"]\n')
+    with pytest.raises(UsageError) as refused:
+        _applied([str(project)])
+    assert str(refused.value) == f"{project / 'pyproject.toml'}: [tool.torchport] select: 'E501' is no rule code"
 
 
 def test_a_key_no_option_of_the_command_takes_is_left_to_the_others(tmp_path):
