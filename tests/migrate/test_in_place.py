@@ -116,7 +116,7 @@ def test_a_signal_mid_run_leaves_each_file_as_it_was_or_migrated(tmp_path, how):
         time.sleep(0.05)
     time.sleep(0.5)
     process.send_signal(how)
-    _, err = process.communicate(timeout=60)
+    _, err = process.communicate(timeout=180)  # (the outcome is what counts here, not how soon)
     assert process.returncode == 130, err
     assert err.splitlines() == ["torchport migrate: interrupted: each file of SRC is as it was or migrated, whole; no reports"]
     assert sorted(p.name for p in src.iterdir()) == [f"big{i}.py" for i in range(6)]  # no temporary file
