@@ -39,6 +39,12 @@ def _stray(root: Path) -> list[str]:
     return [str(p.relative_to(root)) for p in root.rglob(f"{in_place.TEMPORARY_PREFIX}*")]
 
 
+def _default_sigint() -> None:
+    """(In the child: Ctrl-C as a terminal gives it, even where this process ignores SIGINT, as
+    one started in the background does.)"""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def src(tmp_path: Path) -> Path:
     return _tree(tmp_path / "src", {"a.py": CUDA, "b.py": CUDA, "c.py": CUDA, "plain.py": PLAIN, "notes.txt": "cuda\n"})
@@ -77,6 +83,7 @@ def test_the_mode_of_a_rewritten_file_is_kept(cli, src):
 
 
 def test_an_interrupt_mid_way_leaves_each_file_whole_and_no_temporary_file(cli, src, monkeypatch, tmp_path):
+    handler = signal.getsignal(signal.SIGINT)
     reports = tmp_path / "temporary-reports"
     monkeypatch.setattr(in_place, "temporary_reports", lambda: reports.mkdir() or reports)
     before = {name: (src / name).read_text() for name in ("a.py", "b.py", "c.py")}
@@ -96,6 +103,7 @@ def test_an_interrupt_mid_way_leaves_each_file_whole_and_no_temporary_file(cli, 
     assert after["b.py"] == before["b.py"] and after["c.py"] == before["c.py"]
     assert _stray(src) == []
     assert not reports.exists()  # the temporary folder made for reports that were never written
+    assert signal.getsignal(signal.SIGINT) == handler  # (not left ignored in this process)
 
 
 @pytest.mark.fidelity  # (a real run, stopped by a real signal)
@@ -109,7 +117,7 @@ def test_a_signal_mid_run_leaves_each_file_as_it_was_or_migrated(tmp_path, how):
     reports = tmp_path / "reports"
     process = subprocess.Popen(
         [sys.executable, "-m", "torchport", "migrate", str(src), "--in-place", "-o", str(reports), "-t", "cpu", "-j", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint,
     )
     deadline = time.monotonic() + 60
     while not (reports / "torchport_report").exists() and time.monotonic() < deadline:  # work has started

@@ -215,12 +215,13 @@ def _migrate(args: argparse.Namespace, out: Path | None) -> int:
     except engine.MigrationError as error:
         raise UsageError(str(error)) from None
     except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a second Ctrl-C while we say so changes nothing)
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a second Ctrl-C while we say so changes nothing)
         if args.in_place:
             written = ": each file of SRC is as it was or migrated, whole; no reports"
         else:
             written = "" if args.diff or out is None else f": {out} holds only whole files, and no reports"
         print(f"torchport migrate: interrupted{written}", file=sys.stderr)
+        signal.signal(signal.SIGINT, before)  # (a caller in this process, a test, keeps its Ctrl-C)
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
