@@ -57,8 +57,24 @@ def main() -> int:
     print(f"\n$ torchport analyze examples -o {analysis.relative_to(ROOT)} --target npu")
     subprocess.run([sys.executable, "-m", "torchport", "analyze", str(EXAMPLES), "-o", str(analysis), "--target", "npu"],
                    check=True)
-    print("\nSee a diff with: torchport migrate examples --diff --target npu")
+    print(f"\nSee a diff with: {diff_hint()}")
     return 1 if failures else 0
+
+
+def diff_hint() -> str:
+    """The command that shows the npu diff, as typed in a fresh shell where the demo ran: the
+    venv's torchport by its path (nothing puts it on PATH), the examples relative to here."""
+    script = Path(sys.executable).with_name("torchport")
+    torchport = _typed(script) if script.exists() else f"{_typed(Path(sys.executable))} -m torchport"
+    return f"{torchport} migrate {_typed(EXAMPLES)} --diff --target npu"
+
+
+def _typed(path: Path) -> str:
+    """`path` as typed from the current folder: relative below it, absolute elsewhere."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 if __name__ == "__main__":

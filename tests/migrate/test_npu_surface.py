@@ -1,6 +1,7 @@
 """Every torch.npu / torch_npu name that migrated code uses exists in the committed torch_npu surface,
 and every torch.<device module> name exists in torch's own surface."""
 
+import functools
 import ast
 import os
 import re
@@ -216,19 +217,24 @@ DISTRIBUTED_SOURCES = sorted((ROOT / "tests" / "distribute" / "scripts").glob("*
 TORCH_DISTRIBUTED = re.compile(r"\btorch\.(distributed(?:\.\w+)*|utils\.data\.distributed|nn\.parallel)\.(\w+)")
 
 
+@functools.cache
+def _distributed(path: Path) -> str:
+    """What --distributed writes for a script, once for every target (it is the costly step)."""
+    from torchport.distribute import distribute_source
+
+    distributed = distribute_source(path.read_text(), path.name)
+    assert distributed.changed, path.name
+    return distributed.source
+
+
 @pytest.mark.parametrize("target", targets.names())
 def test_multi_card_code_uses_only_names_the_target_and_torch_have(target):
     """What --distributed writes, once migrated: the target's names in its surface (npu: hccl and
     torch.npu.set_device, checked against the torch_npu wheel), torch.distributed's in torch."""
     import importlib
 
-    from torchport.distribute import distribute_source
-
-    texts = []
-    for path in DISTRIBUTED_SOURCES:
-        distributed = distribute_source(path.read_text(), path.name)
-        assert distributed.changed, path.name
-        texts.append(migrate_source(distributed.source.encode(), targets.get(target), path.name).source.decode())
+    texts = [migrate_source(_distributed(path).encode(), targets.get(target), path.name).source.decode()
+             for path in DISTRIBUTED_SOURCES]
     text = "\n".join(texts)
     missing = sorted(f"{module}.{name}" for module, name in set(DOTTED.findall(text)) if name not in SURFACES[module])
     assert missing == []

@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+pytestmark = pytest.mark.fidelity  # three launches of two or three processes each: make fidelity
+
 SCRIPT = textwrap.dedent("""
     import os
     import torch

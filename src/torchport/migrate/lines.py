@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState  # the hook LibCST's own position providers use
+from libcst._nodes.internal import CodegenState  # private: the hook PositionProvider uses (libcst bounded in pyproject)
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 
