@@ -260,15 +260,34 @@ def test_a_file_that_is_not_python_is_a_warning(cli, src, tmp_path):
     assert err == f"torchport migrate: warning: {src / 'notes.txt'} is not a Python file (.py): not migrated\n"
 
 
+TRAINER = """\
+import torch
+
+
+def main():
+    model = torch.nn.Linear(2, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.utils.data.DataLoader(torch.zeros(8, 2), batch_size=2):
+        loss = model(x.cuda()).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
 def test_distributed_makes_its_launcher_in_place_but_never_over_a_file_of_that_name(cli, tmp_path, monkeypatch):
-    shutil.copy(EXAMPLES / "amp_classifier.py", tmp_path / "train.py")
+    (tmp_path / "train.py").write_text(TRAINER)
     monkeypatch.chdir(tmp_path)
     status, out, err = cli("migrate", "train.py", "--in-place", "--distributed", "-t", "cpu", "-o", "r1")
     assert status == 0, err
     assert "launcher: wrote run_distributed.sh for train.py" in out
     assert os.access(tmp_path / "run_distributed.sh", os.X_OK) and "torchrun" in (tmp_path / "run_distributed.sh").read_text()
 
-    shutil.copy(EXAMPLES / "amp_classifier.py", tmp_path / "train.py")
+    (tmp_path / "train.py").write_text(TRAINER)
     (tmp_path / "run_distributed.sh").write_text("# mine\n")
     status, out, err = cli("migrate", "train.py", "--in-place", "--distributed", "-t", "cpu", "-o", "r2")
     assert status == 0, err
