@@ -31,6 +31,8 @@ def test_each_mode_writes_exactly_its_reports_with_the_expected_rows(cli, tmp_pa
     assert code == 0, err
     reports = tmp_path / "out" / REPORT
     written = {p.name for p in reports.iterdir()} - {"summary.json", "skipped_files.csv"}
+    assert ("index.html" in written) == (mode == "apis")  # (the page: tests/report/)
+    written.discard("index.html")
     assert written == (APIS if mode == "apis" else AFFINITY)
     assert not (tmp_path / "out" / "train.py").exists()  # nothing rewritten
     for name in written:

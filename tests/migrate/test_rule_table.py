@@ -23,6 +23,7 @@ ORDER_BEFORE_THE_REGISTRY = [
     "DdpDeviceIdsRule", "VisibleDevicesRule", "CudnnFlagRule", "HostTimingRule", "IsAvailableRule", "IsCudaRule",
     "RecordStreamRule", "SyncBatchNormRule", "PinMemoryRule", "ProfilerActivityRule", "ProfilerModuleRule",
     "CudaBuildVersionRule", "UnusedGpuHintRule", "SetupImportRule", "DataParallelOnOneDevice",
+    "UnknownTorchApiRule", "ApiKernelRule",
     "MixedPrecisionAdvice", "Float64Advice", "DataParallelAdvice", "SpawnAdvice", "BroadcastBuffersAdvice",
     "NonBlockingAdvice", "LaunchEnvironmentAdvice",
     "OptimizerAffinity", "ClipGradAffinity", "AttentionAffinity", "RmsNormAffinity", "RotaryEmbeddingAffinity",

@@ -554,7 +554,7 @@ def test_exit_statuses(cli, torchport, tmp_path: Path) -> None:
 def test_messy_tree_as_a_process_has_no_traceback(torchport, src: Path, tmp_path: Path) -> None:
     result = torchport("migrate", src, "-o", tmp_path / "out", "-t", "accelerator", "-j", "2")
     assert result.returncode == 0
-    assert result.stderr == ""
+    assert all(line.startswith("torchport: ") for line in result.stderr.splitlines()), result.stderr  # (progress, piped: a slow machine)
     assert "skipped files" in result.stdout
     result = torchport("migrate", src, "-o", tmp_path / "out2", "-t", "cpu", "--strict", "-q")
     assert result.returncode == 1

@@ -100,3 +100,12 @@ def test_the_schema_reader_counts_arguments_and_finds_out_variants():
     pool = "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0) -> Tensor"
     assert len(gen.arguments(pool)) == 4 and not gen.is_out_variant(pool)
     assert gen.arguments("foo() -> Tensor") == []
+
+
+def test_an_operator_lacks_a_kernel_only_where_no_overload_but_out_has_one():
+    data = kernels.default()
+    assert data.operator_support("mode", "MPS").supported is False  # (mode.values, its out= form, is composite)
+    assert data.operator_support("var_mean", "NPU").supported is True  # torch_npu 2.14 lists var_mean.correction
+    assert data.operator_support("adaptive_max_pool2d", "NPU").supported is True
+    assert data.operator_support("adaptive_max_pool3d", "XPU").supported is None  # torch-xpu-ops' own
+    assert data.operator_support("no_such_operator", "CPU").supported is None

@@ -1,8 +1,14 @@
 """Analyse CUDA training code for a target, before (or instead of) migrating it. Nothing is rewritten.
 
 Reports land in OUT/torchport_report/, in the columns Ascend's PyTorch Analyse tool writes:
-  --mode apis        unsupported_api.csv, unknown_api.csv (File, Start Line, End Line, OP, Tips):
-                     what the target lacks, and CUDA names no rule knows;
+  --mode apis        index.html: the findings as a page, with what migrate would change;
+                     unsupported_api.csv, unknown_api.csv (File, Start Line, End Line, OP, Tips):
+                     unsupported: what the target lacks, torch.cuda APIs and torch APIs whose
+                     aten operator has no kernel there (from the kernel data `ops check` reads;
+                     an API of several operators, or kernels the data does not list, say
+                     nothing), with what happens instead; unknown: CUDA names no rule knows, and
+                     torch names that do not exist in the pinned torch (a typo or a removed API),
+                     with the nearest name that does or the replacement;
                      api_precision_advice.csv, api_performance_advice.csv (File, Start Line,
                      End Line, OP, Advice): lines that compute differently, or slower than they
                      could, on the target (no AMP where the chip needs it, float64 on MPS,
@@ -47,6 +53,7 @@ from torchport.migrate.walk import add_selection_arguments, scan, selection_from
 from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
 from torchport.migrate.command import add_apex_argument, add_distributed_arguments, distributed_request, print_distributed
 from torchport.report.csv_table import write_table
+from torchport.report.html import HTML_REPORT
 from torchport.report.tables import (
     ADVICE_REPORTS,
     AFFINITY_REPORT,
@@ -58,7 +65,7 @@ from torchport.report.tables import (
 
 MODES = ("apis", "affinity", "third-party", "dynamic-shape", "all")
 REPORTS = {
-    "apis": {"unsupported_api.csv", "unknown_api.csv", "skipped_files.csv", *ADVICE_REPORTS},
+    "apis": {"unsupported_api.csv", "unknown_api.csv", "skipped_files.csv", HTML_REPORT, *ADVICE_REPORTS},
     "affinity": {AFFINITY_REPORT, "skipped_files.csv"},
 }
 THIRD_PARTY_REPORT = "full_unsupported_results.csv"
@@ -95,6 +102,7 @@ def main(args: argparse.Namespace) -> int:
     options = engine.Options(
         sources=args.src, out=args.out, target=args.target, force=args.force, jobs=args.jobs or (os.cpu_count() or 1),
         selection=selection_from(args), analysis_only=True, reports=wanted, distribute=request, entries=args.entry,
+        progress=not args.quiet,
         apex=args.apex,
     )
     try:

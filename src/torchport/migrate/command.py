@@ -3,8 +3,10 @@
 SRC (a file or a folder) is never modified (unless --in-place, below): OUT receives the same layout, with .py files
 migrated and every other file copied, plus reports in OUT/torchport_report/:
   change_list.csv      every change: File, Start Line, End Line, Operation Type, Message, Rule
-  unsupported_api.csv  what the target lacks (File, Start Line, End Line, OP, Tips): port by hand
-  unknown_api.csv      CUDA names no rule understands, left as they were
+  unsupported_api.csv  what the target lacks (File, Start Line, End Line, OP, Tips): port by hand;
+                       torch APIs whose aten operator has no kernel there, too (TP027)
+  unknown_api.csv      CUDA names no rule understands, left as they were, and torch names the
+                       pinned torch does not have (TP026: a typo or a removed API, and its fix)
   notes.csv            left on purpose (e.g. cuDNN flags that have no effect)
   api_precision_advice.csv, api_performance_advice.csv (File, Start Line, End Line, OP, Advice)
                        lines that compute differently, or slower than they could, on the target
@@ -13,6 +15,8 @@ migrated and every other file copied, plus reports in OUT/torchport_report/:
   skipped_files.csv    files copied unchanged (not valid Python, Python 2, bad encoding, over a
                        budget) or not taken (unreadable, a loop of links, a link out of SRC)
   distributed.csv      with --distributed: its rows alone (the columns of change_list.csv)
+  index.html           all of it as one page: the counts, and per file a side-by-side diff
+                       whose changed lines carry their rule and message (no network needed)
   summary.json         the figures below, for scripts; what the file choice left out (with
                        --distributed: which files it changed, which entry scripts it left and why);
                        "apex": the --apex mode, and the files converted to native torch, pointed at
@@ -205,7 +209,7 @@ def _migrate(args: argparse.Namespace, out: Path | None) -> int:
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     options = engine.Options(
         sources=args.src, out=out, target=args.target, force=args.force, diff=args.diff, jobs=jobs,
-        progress=not args.quiet and sys.stderr.isatty(), selection=selection_from(args),
+        progress=not args.quiet, selection=selection_from(args),
         file_timeout=args.file_timeout, apply_affinity=args.apply_affinity,
         distribute=distributed_request(args), entries=args.entry, apex=args.apex, in_place=args.in_place,
     )

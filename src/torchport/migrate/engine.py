@@ -12,7 +12,6 @@ import difflib
 import io
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import tokenize
@@ -33,12 +32,13 @@ from torchport import targets
 from torchport.findings import Finding, Operation
 from torchport.migrate import in_place
 from torchport.migrate.source import FileResult
+from torchport.migrate.progress import progress_for
 from torchport.migrate.walk import Selection, scan
 from torchport.migrate.workers import FILE_MEMORY, FILE_TIMEOUT, Choices, Job, migrate_guarded
+from torchport.report.html import HTML_REPORT, HtmlReport
 from torchport.report.tables import write_reports
 
 REPORT_DIR = "torchport_report"
-PROGRESS_MIN_FILES = 20
 
 
 class MigrationError(Exception):
@@ -53,7 +53,7 @@ class Options:
     force: bool = False
     diff: bool = False
     jobs: int = 1
-    progress: bool = False
+    progress: bool = False  # on stderr: a bar on a terminal, a line every few seconds otherwise
     selection: Selection = field(default_factory=Selection)
     file_timeout: float = FILE_TIMEOUT
     file_memory: int = FILE_MEMORY
@@ -99,6 +99,7 @@ class Outcome:
     # (launcher, its script, where its command line came from, the words of it to fill in)
     launchers: list[tuple[str, str, str, tuple[str, ...]]] = field(default_factory=list)
     apex: dict[str, list[str]] = field(default_factory=dict)  # what --apex made of each file: way -> files
+    page: HtmlReport | None = field(default=None, repr=False)  # index.html's diffs, made as the files come
 
     def count(self, operation: Operation) -> int:
         return sum(1 for f in self.findings if f.operation is operation)
@@ -342,11 +343,16 @@ def run(options: Options) -> Outcome:
         return outcome
     with claimed(out, options):
         writer = None if options.analysis_only else _writer(sources, out, outcome, options)
+        outcome.page = HtmlReport() if options.reports is None or HTML_REPORT in options.reports else None
         _migrate(sources, writer, options, outcome)
         write_reports(
             out / REPORT_DIR, outcome.findings, outcome.skipped, outcome.summary(options), options.reports,
             distributed=options.distribute is not None,
         )
+        if outcome.page is not None:
+            from torchport.migrate.command import rule_names  # (command imports this module)
+
+            outcome.page.write(out / REPORT_DIR, outcome.findings, outcome.summary(options), rule_names(), options.analysis_only)
     return outcome
 
 
@@ -387,7 +393,7 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
                 copies.append((source.base / relative, named(relative)))
     outcome.python_files = len(python)
     jobs = (Job(name, data) for name, origin in python.items() if (data := _read(origin, name, outcome)) is not None)
-    progress = Progress(len(python)) if options.progress and len(python) >= PROGRESS_MIN_FILES else None
+    progress = progress_for(len(python), options.progress)
     results = migrate_guarded(jobs, options.choices(), options.jobs, options.file_timeout, options.file_memory)
     with Copier(writer, copies, outcome):
         for job, result in results:
@@ -509,6 +515,8 @@ def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, option
         outcome.changed.append(job.relative)
         if options.diff:
             outcome.diffs.append(_unified_diff(job.relative, job.data, result.source))
+    if outcome.page is not None and (result.changed or result.findings):
+        outcome.page.add(job.relative, _text(job.data), _text(result.source), result.findings)
     if writer is not None:
         writer.write(origin, job.relative, result)
 
@@ -531,19 +539,3 @@ def _unified_diff(relative: str, old: bytes, new: bytes, new_file: bool = False)
     )
     return "".join(lines)
 
-
-class Progress:
-    """A one-line progress bar on stderr (only drawn for a terminal)."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.done_count = 0
-
-    def step(self) -> None:
-        self.done_count += 1
-        filled = 30 * self.done_count // self.total
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done_count}/{self.total} files")
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        sys.stderr.write("\n")

@@ -25,7 +25,7 @@ from torchport.migrate.rules import RULES
 from torchport.migrate.rules.base.context import FileContext, NameAnalysisError
 from torchport.migrate.rules.base.fixes import ApplyFixes
 from torchport.migrate.rules.base.nodes import source_of
-from torchport.migrate.rules.base.rule import Rule, TokenRule
+from torchport.migrate.rules.base.rule import Rule, TokenRule, TreeRule
 from torchport.migrate.rules.base.rules_pass import RulesPass
 from torchport.migrate.rules.setup_import import missing_setup_import
 from torchport import targets
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from torchport.distribute.driver import Distribution
 
 # A file that never spells what some rule reacts to has nothing to migrate: it is not even parsed.
-MENTIONS_CUDA = Mentions(rule.mentions for rule in RULES)  # (on any target)
+MENTIONS_CUDA = Mentions(rule.mentions for rule in RULES if not issubclass(rule, TreeRule))  # (on any target)
 
 
 @lru_cache(maxsize=None)
@@ -50,13 +50,19 @@ def rules_for(target_name: str) -> tuple[type[Rule], ...]:
 @lru_cache(maxsize=None)
 def walking_rules(target_name: str) -> tuple[type[Rule], ...]:
     """The rules of a target that join the walk of the parsed file."""
-    return tuple(rule for rule in rules_for(target_name) if not issubclass(rule, TokenRule))
+    return tuple(rule for rule in rules_for(target_name) if not issubclass(rule, (TokenRule, TreeRule)))
 
 
 @lru_cache(maxsize=None)
 def token_rules(target_name: str) -> tuple[tuple[type[TokenRule], re.Pattern[bytes]], ...]:
     """The rules of a target that rewrite tokens before the parse, each with what it reacts to."""
     return tuple((rule, re.compile(rule.mentions)) for rule in rules_for(target_name) if issubclass(rule, TokenRule))
+
+
+@lru_cache(maxsize=None)
+def tree_rules(target_name: str) -> tuple[tuple[type[TreeRule], re.Pattern[bytes]], ...]:
+    """The rules of a target that read the file's `ast` apart from the pass, each with its pre-filter."""
+    return tuple((rule, re.compile(rule.mentions)) for rule in rules_for(target_name) if issubclass(rule, TreeRule))
 
 
 @lru_cache(maxsize=None)
@@ -68,8 +74,8 @@ def follows(target_name: str) -> re.Pattern[bytes] | None:
 
 @lru_cache(maxsize=None)
 def mentions(target_name: str) -> Mentions:
-    """What a file must contain for one of a target's rules to have anything to do."""
-    return Mentions(rule.mentions for rule in rules_for(target_name))
+    """What a file must contain for one of a target's rules to have anything to do in the pass."""
+    return Mentions(rule.mentions for rule in rules_for(target_name) if not issubclass(rule, TreeRule))
 # In a file with a device-index source, the index may be set in one definition and used in
 # another: the names that hold one are found first, and what mentions them is kept whole.
 MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
@@ -116,14 +122,24 @@ def migrate_source(
     code stays as written (`migrate --apex keep`; None: where the target keeps it)."""
     kept = target.keeps_apex if keep_apex is None else keep_apex
     if not mentions(target.name).search(source):
-        return FileResult(source)
+        return FileResult(source, tree_rows(source, target, path))
     rewritten, early = _rewrite_tokens(source, target, path)
     result = _migrate_parsed(rewritten, target, path, apply_affinity, kept)
+    if result.error is not None:
+        return FileResult(source, error=result.error) if early else result
+    early += tree_rows(rewritten, target, path)
     if not early:
         return result
-    if result.error is not None:
-        return FileResult(source, error=result.error)
     return FileResult(result.source, sorted(early + result.findings, key=lambda f: (f.start_line, f.code)))
+
+
+def tree_rows(source: bytes, target: Target, path: str) -> list[Finding]:
+    """The rows of the rules that read the file's `ast` apart from the pass (rows only)."""
+    rows: list[Finding] = []
+    for rule, mentioned in tree_rules(target.name):
+        if mentioned.search(source):
+            rows += rule.rows(source, target, path)
+    return rows
 
 
 def _rewrite_tokens(source: bytes, target: Target, path: str) -> tuple[bytes, list[Finding]]:

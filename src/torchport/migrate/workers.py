@@ -27,7 +27,7 @@ from multiprocessing.connection import Connection, wait
 from torchport import targets
 from torchport.migrate.apex import KEEP, MODES as APEX_MODES, convert_then_migrate, default_mode
 from torchport.migrate.distributed import Request, distribute_then_migrate
-from torchport.migrate.source import FileResult, mentions, migrate_source
+from torchport.migrate.source import FileResult, mentions, migrate_source, tree_rows
 from torchport.syntax import syntax_problem
 
 FILE_TIMEOUT = 300.0  # seconds for one file: the biggest real files take a few
@@ -76,7 +76,8 @@ def migrate_one(job: Job, choices: Choices | str) -> FileResult:
 
     def migrate(data: bytes) -> FileResult:
         if not mentions(target.name).search(data):
-            return FileResult(data, error=_parse_error(data))
+            error = _parse_error(data)
+            return FileResult(data, error=error) if error else FileResult(data, tree_rows(data, target, job.relative))
         return migrate_source(data, target, job.relative, choices.apply_affinity, keep_apex=mode == KEEP)
 
     def distribute_and_migrate(data: bytes) -> FileResult:

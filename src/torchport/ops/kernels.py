@@ -168,6 +168,18 @@ class KernelData:
             return Support(None, f"{backend} kernels are registered by {elsewhere}, not in these data")
         return Support(False, f"no {backend} kernel in torch {self.torch_version}")
 
+    def operator_support(self, packet: str, backend: str) -> Support:
+        """Whether `backend` runs aten operator `packet` ('var_mean') whichever overload a call is:
+        False only where no overload but the out= variants has a kernel there and the data says
+        so of each; True where one has; None where the data cannot say of some and none has."""
+        answers = [self.support(name, backend) for name in self.overloads(packet) if name not in self.out_variants]
+        if not answers:
+            return Support(None, f"not an operator of torch {self.torch_version}")
+        if any(a.supported for a in answers):
+            return next(a for a in answers if a.supported)
+        unknown = [a for a in answers if a.supported is None]
+        return unknown[0] if unknown else answers[0]
+
     def custom_support(self, namespace: str, packet: str, backend: str) -> Support:
         """A package's own operators (npu::npu_fusion_attention) exist only on its target's device."""
         for key, own in self.own.items():

@@ -1,5 +1,6 @@
 """The committed data in targets/data, read without importing torch: the API surfaces (generated
-by tools/gen_surface.py) and the kernel lists (tools/gen_kernels.py). The one reader of that folder."""
+by tools/gen_surface.py), the kernel lists (tools/gen_kernels.py) and torch's own namespaces with
+the aten operator each API is (tools/gen_api.py). The one reader of that folder."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from importlib import resources
 TORCH_SURFACE = "torch-2.13.0.json"
 NPU_SURFACE = "torch_npu-2.14.0.json"
 TORCH_KERNELS = "kernels-torch-2.13.0.json"  # the kernels torch registers, by dispatch key
+TORCH_API = "torch-api-2.13.0.json"  # torch's public namespaces, and the operator each API is
 
 
 @lru_cache(maxsize=None)

@@ -215,6 +215,17 @@ class TokenRule(Rule):
         raise NotImplementedError
 
 
+class TreeRule(Rule):
+    """A rule that only writes rows, read from the file's `ast` tree: it joins neither the
+    pre-filter of the LibCST pass nor its walk, so that a file it reads is not parsed by LibCST
+    for its sake, nor kept whole by the elision. `mentions` is its own pre-filter: `rows` gets the
+    whole file (after the token rules) only when it matches."""
+
+    @classmethod
+    def rows(cls, source: bytes, target: Target, path: str) -> list[Finding]:
+        raise NotImplementedError
+
+
 class ApiReferenceRule(Rule):
     """A rule about references to APIs under `prefix`, however they were imported.
 
