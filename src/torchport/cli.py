@@ -12,6 +12,7 @@ import os
 import sys
 
 from torchport import __version__
+from torchport import config as configuration
 from torchport.errors import UsageError
 
 # name -> (module, one-line help)
@@ -23,6 +24,7 @@ COMMANDS = {
     "analyze": ("torchport.analyze.command", "report what will not move, what to tune, and third-party CUDA"),
     "ops": ("torchport.ops.command", "which aten ops a run uses that a target has no kernel for"),
     "targets": ("torchport.targets.command", "list the targets, or what each torch.cuda API becomes"),
+    "config": ("torchport.config", "show the settings [tool.torchport] in pyproject.toml gives, and where each comes from"),
 }
 
 DESCRIPTION = """\
@@ -31,7 +33,8 @@ device-agnostic code (torch.accelerator).
 
 examples:
   torchport migrate train.py -o ported --target npu       rewrite a script into ported/
-  torchport migrate repo/ -o repo_cpu --target cpu --diff  preview the changes only
+  torchport migrate repo/ --target cpu --diff             preview the changes only
+  torchport migrate repo/ --in-place --target npu         rewrite repo/ itself (a clean git tree)
   torchport check repo/ --target npu                      what would change, as path:line:col: CODE (exit 1)
   torchport run --target cpu train.py --epochs 1          run CUDA code as it is, on the CPU
   torchport analyze repo/ -o report --target npu          what will not move, and what to tune
@@ -61,6 +64,7 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(command)
+        configuration.add_argument(command)
         command.set_defaults(handler=module.main)
     return parser
 
@@ -68,11 +72,17 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
     if args.command is None:
+        if unknown:
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
         parser.print_help()
         return 2
+    command = _command_parser(parser, args.command)
+    if unknown:  # (the command's usage, not the top-level one)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
+        configuration.apply(args, command, argv[argv.index(args.command) + 1 :])
         status = args.handler(args)
     except UsageError as error:
         print(f"torchport {args.command}: error: {error}", file=sys.stderr)
@@ -84,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()
         return 0
     return _flush_stdout(status)
+
+
+def _command_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return commands.choices[name]
 
 
 def _flush_stdout(status: int) -> int:

@@ -132,6 +132,7 @@ def test_a_cuda_script_runs_on_the_cpu_with_detection(tmp_path):
     assert _sites(_report(tmp_path / "out"), "yes") == scripts.expected(scripts.SEQUENCE)["dynamic"]
 
 
+@pytest.mark.fidelity  # torchrun and two ranks: make fidelity
 def test_under_torchrun_each_rank_writes_its_own_report(tmp_path):
     """DDP on gloo, two ranks: the wrapper's call is the user's line, the model's own calls are
     seen through it, and each rank reports the shapes it saw."""

@@ -1,6 +1,6 @@
 """Rewrite CUDA training code for another target into a new tree.
 
-SRC (a file or a folder) is never modified: OUT receives the same layout, with .py files
+SRC (a file or a folder) is never modified (unless --in-place, below): OUT receives the same layout, with .py files
 migrated and every other file copied, plus reports in OUT/torchport_report/:
   change_list.csv      every change: File, Start Line, End Line, Operation Type, Message, Rule
   unsupported_api.csv  what the target lacks (File, Start Line, End Line, OP, Tips): port by hand;
@@ -44,7 +44,17 @@ that stay inside SRC are made again in OUT as links; links that leave it are not
 Virtual environments, build/, dist/, node_modules/ and tool caches are left out, and so is
 what .gitignore ignores in a git checkout (see "choosing files" below).
 
-exit status: 0 done; 1 done, but with --strict something was unsupported or not parsed;
+--in-place (or --fix) rewrites SRC itself instead: only the Python files that change, each
+replaced whole (a new file beside it moved over it, its mode kept), so an error or Ctrl-C leaves
+each file as it was or migrated, and nothing else in SRC is touched. -o then names the folder for
+the reports (outside SRC; default: a new temporary folder, printed at the end). Preview it with
+--diff. In a git checkout it refuses to run while files under SRC have uncommitted changes
+(modified, staged or untracked: commit or stash them, so that `git diff` shows the migration
+alone and `git checkout` undoes it) unless --allow-dirty; outside a checkout it runs, as ruff
+--fix does: keep a copy.
+
+exit status: 0 done; 1 done, but with --strict something was unsupported or not parsed, or
+there was no Python file in SRC to migrate (a warning says so, as `torchport check` does);
 2 usage error (nothing written); 130 interrupted (Ctrl-C or SIGTERM: only whole files written).
 """
 
@@ -52,6 +62,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import sys
 from collections import Counter
@@ -60,7 +71,7 @@ from pathlib import Path
 from torchport import targets
 from torchport.errors import UsageError
 from torchport.findings import Operation
-from torchport.migrate import engine
+from torchport.migrate import engine, in_place
 from torchport.migrate.rules import RULES
 from torchport.migrate.selection import add_rule_selection_arguments, rule_selection_from
 from torchport.migrate.source import IMPORT_CODE
@@ -81,12 +92,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "src", type=Path, nargs="+", metavar="SRC",
         help="Python files or folders of code; with several, each folder goes to OUT/<its name>",
     )
-    parser.add_argument("-o", "--out", type=Path, metavar="OUT", help="folder to write into (required unless --diff)")
+    parser.add_argument(
+        "-o", "--out", type=Path, metavar="OUT",
+        help="folder to write into (required unless --diff or --in-place); with --in-place: the folder for the reports",
+    )
     parser.add_argument(
         "-t", "--target", choices=targets.names(), default=targets.DEFAULT,
         help="where the code should run (default: %(default)s)",
     )
     parser.add_argument("--diff", action="store_true", help="print a unified diff instead of writing anything")
+    parser.add_argument(
+        "--in-place", "--fix", dest="in_place", action="store_true",
+        help="rewrite the Python files of SRC themselves (see above; --diff previews it)",
+    )
+    parser.add_argument(
+        "--allow-dirty", action="store_true",
+        help="with --in-place: run even though git has uncommitted changes under SRC",
+    )
     parser.add_argument("--force", action="store_true", help="write into a non-empty OUT (never deletes anything)")
     parser.add_argument("--strict", action="store_true", help="exit 1 if anything is unsupported or not parsed")
     parser.add_argument(
@@ -163,14 +185,36 @@ def _seconds(text: str) -> float:
     return value
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """A UsageError for options that cannot go together (before anything is read or written)."""
+    if args.diff and args.out is not None:
+        raise UsageError("--diff writes nothing: drop -o OUT, or drop --diff to write into OUT")
+    if args.diff and args.in_place:
+        raise UsageError("--diff previews what --in-place would write: give one of them")
+    if args.allow_dirty and not args.in_place:
+        raise UsageError("--allow-dirty goes with --in-place")
+
+
 def main(args: argparse.Namespace) -> int:
+    check_options(args)
+    if args.in_place and not args.allow_dirty:
+        in_place.refuse_dirty(args.src)
+    reports = in_place.temporary_reports() if args.in_place and args.out is None else None
+    try:
+        return _migrate(args, reports or args.out)
+    finally:
+        if reports is not None and not (reports / engine.REPORT_DIR / "summary.json").exists():
+            shutil.rmtree(reports, ignore_errors=True)  # (ours, and no report was written into it)
+
+
+def _migrate(args: argparse.Namespace, out: Path | None) -> int:
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     rules = rule_selection_from(args)
     options = engine.Options(
-        sources=args.src, out=args.out, target=args.target, force=args.force, diff=args.diff, jobs=jobs,
+        sources=args.src, out=out, target=args.target, force=args.force, diff=args.diff, jobs=jobs,
         progress=not args.quiet, selection=selection_from(args),
         file_timeout=args.file_timeout, apply_affinity=args.apply_affinity,
-        distribute=distributed_request(args), entries=args.entry, apex=args.apex,
+        distribute=distributed_request(args), entries=args.entry, apex=args.apex, in_place=args.in_place,
         select=rules.select, ignore=rules.ignore,
     )
     previous = signal.signal(signal.SIGTERM, _interrupt)
@@ -179,9 +223,13 @@ def main(args: argparse.Namespace) -> int:
     except engine.MigrationError as error:
         raise UsageError(str(error)) from None
     except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a second Ctrl-C while we say so changes nothing)
-        written = "" if args.diff or args.out is None else f": {args.out} holds only whole files, and no reports"
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a second Ctrl-C while we say so changes nothing)
+        if args.in_place:
+            written = ": each file of SRC is as it was or migrated, whole; no reports"
+        else:
+            written = "" if args.diff or out is None else f": {out} holds only whole files, and no reports"
         print(f"torchport migrate: interrupted{written}", file=sys.stderr)
+        signal.signal(signal.SIGINT, before)  # (a caller in this process, a test, keeps its Ctrl-C)
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -189,8 +237,23 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write("".join(outcome.diffs))
     if not args.quiet:
         print_summary(outcome, options, file=sys.stderr if args.diff else sys.stdout)
+    empty = warn_of_no_python(args, outcome)
     troubled = outcome.count(Operation.UNSUPPORTED) or len(outcome.skipped) > len(outcome.skipped_on_request)
-    return 1 if args.strict and troubled else 0
+    return 1 if empty or (args.strict and troubled) else 0
+
+
+def warn_of_no_python(args: argparse.Namespace, outcome: engine.Outcome) -> bool:
+    """Say so (on stderr) of each SRC file that is not Python, and of a run that had no Python
+    file to migrate; True for the latter (exit 1: nothing was migrated)."""
+    left = "left as it was" if args.in_place else "not migrated" if args.diff else "copied as it was"
+    for path in args.src:
+        if path.is_file() and path.suffix != ".py":
+            print(f"torchport migrate: warning: {path} is not a Python file (.py): {left}", file=sys.stderr)
+    if outcome.python_files:
+        return False
+    given = " ".join(str(path) for path in args.src)
+    print(f"torchport migrate: warning: no Python files in {given}: nothing to migrate", file=sys.stderr)
+    return True
 
 
 def _interrupt(signum, frame) -> None:
@@ -207,7 +270,13 @@ def rule_names() -> dict[str, str]:
 
 def print_summary(outcome: engine.Outcome, options: engine.Options, file) -> None:
     others = outcome.files - outcome.python_files
-    if options.diff or not options.out:
+    if options.in_place:
+        print(
+            f"torchport migrate [{options.target}]: {outcome.python_files} Python files, "
+            f"{outcome.written} rewritten in place, {others} other files left as they were",
+            file=file,
+        )
+    elif options.diff or not options.out:
         print(
             f"torchport migrate [{options.target}]: {outcome.python_files} Python files, "
             f"{len(outcome.changed)} would change, {others} other files; nothing written (--diff)",
@@ -276,7 +345,7 @@ def print_distributed(outcome: engine.Outcome, options: engine.Options, file) ->
           + (f": {', '.join(outcome.distributed[:5])}" if outcome.distributed else ""), file=file)
     if len(outcome.distributed) > 5:
         print(f"    ... and {len(outcome.distributed) - 5} more in summary.json", file=file)
-    base = f"{options.out}/" if options.out and not (options.diff or options.analysis_only) else ""
+    base = f"{options.out}/" if options.out and not (options.diff or options.analysis_only or options.in_place) else ""
     for name, script, where, placeholders in outcome.launchers:
         said = f"command line from {where}" if where else "no command line found: add its arguments"
         if placeholders:

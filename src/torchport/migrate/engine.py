@@ -1,8 +1,9 @@
 """Migrate a file or a tree into a new tree: safety checks, the walk, parallel work, reports.
 
-The input is read-only to us. Every output path is checked to lie inside OUT and outside SRC
-before anything is written, `--force` only allows writing into a non-empty OUT (it never
-deletes), and a file that cannot be migrated is copied unchanged and listed with the reason.
+The input is read-only to us (but for --in-place: in_place.py). Every output path is checked to
+lie inside OUT and outside SRC before anything is written, `--force` only allows writing into a
+non-empty OUT (it never deletes), and a file that cannot be migrated is copied unchanged and
+listed with the reason.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from torchport.migrate.distributed import Request
 from torchport import targets
 from torchport.findings import Finding, Operation
 from torchport.migrate.selection import ALL_PREFIX, RuleSelection
+from torchport.migrate import in_place
 from torchport.migrate.source import FileResult
 from torchport.migrate.suppression import SKIP_REASON
 from torchport.migrate.progress import progress_for
@@ -65,6 +67,7 @@ class Options:
     apex: str | None = None  # --apex: "native" or "keep" (None: keep where the target has an apex of its own)
     select: tuple[str, ...] = (ALL_PREFIX,)  # --select (with --extend-select): code prefixes of the rules that run
     ignore: tuple[str, ...] = ()  # --ignore: code prefixes of the rules that do not
+    in_place: bool = False  # --in-place: rewrite the sources themselves; `out` is the reports' folder
 
     def choices(self) -> Choices:
         """What this run asks of each file."""
@@ -132,7 +135,8 @@ class Outcome:
         return {
             "target": options.target,
             "source": [str(path) for path in options.sources],
-            "output": str(options.out) if options.out and not options.diff else None,
+            "output": str(options.out) if options.out and not (options.diff or options.in_place) else None,
+            "in_place": options.in_place,  # the sources themselves rewritten ("files_written" of them)
             "entries": self.files + self.links + self.not_taken + len(self.excluded),
             "files": self.files,
             "python_files": self.python_files,
@@ -159,6 +163,8 @@ class Outcome:
 def check_paths(options: Options) -> tuple[list[Source], Path | None]:
     """The sources and OUT, resolved; a MigrationError (nothing written) if they cannot work together."""
     sources = [_check_source(path) for path in options.sources]
+    if options.in_place:
+        return in_place.layout(sources, options.out)
     if len(sources) > 1:
         sources = [Source(s.path, Path(s.path.name) if s.path.is_dir() else Path(".")) for s in sources]
         names = Counter(s.prefix if s.path.is_dir() else Path(s.path.name) for s in sources)
@@ -235,6 +241,8 @@ def claimed(out: Path, options: Options):
 
 class Writer:
     """Writes under OUT, never through a link that leads out of OUT or into SRC."""
+
+    UNCHANGED = "copied unchanged"  # what became of a file that could not be migrated
 
     def __init__(self, sources: list[Path], out: Path, outcome: Outcome) -> None:
         self.sources = sources  # resolved: input folders or files
@@ -343,7 +351,7 @@ def run(options: Options) -> Outcome:
         _migrate(sources, None, options, outcome)
         return outcome
     with claimed(out, options):
-        writer = None if options.analysis_only else Writer([s.path for s in sources], out, outcome)
+        writer = None if options.analysis_only else _writer(sources, out, outcome, options)
         outcome.page = HtmlReport() if options.reports is None or HTML_REPORT in options.reports else None
         _migrate(sources, writer, options, outcome)
         write_reports(
@@ -355,6 +363,12 @@ def run(options: Options) -> Outcome:
 
             outcome.page.write(out / REPORT_DIR, outcome.findings, outcome.summary(options), rule_names(), options.analysis_only)
     return outcome
+
+
+def _writer(sources: list[Source], out: Path, outcome: Outcome, options: Options):
+    if options.in_place:
+        return in_place.InPlaceWriter(outcome)
+    return Writer([s.path for s in sources], out, outcome)
 
 
 def _migrate(sources: list[Source], writer: Writer | None, options: Options, outcome: Outcome) -> None:
@@ -506,9 +520,9 @@ def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, option
             outcome.left_alone.append((job.relative, result.distribution.left_alone))
     if result.error == SKIP_REASON:
         outcome.skipped_on_request.append(job.relative)
-        outcome.skipped.append((job.relative, SKIP_REASON + (", copied unchanged" if writer is not None else "")))
+        outcome.skipped.append((job.relative, SKIP_REASON + (f", {writer.UNCHANGED}" if writer is not None else "")))
     elif result.error:
-        copied = ", copied unchanged" if writer is not None else ""  # (analyze writes no tree)
+        copied = f", {writer.UNCHANGED}" if writer is not None else ""  # (analyze writes no tree)
         outcome.skipped.append((job.relative, f"not migrated{copied}: {result.error}"))
     if result.changed:
         outcome.changed.append(job.relative)

@@ -29,7 +29,7 @@ from torchport.findings import Finding
 # Cheap tests on the bytes, before anything is tokenized (most files say neither).
 MENTIONS = re.compile(rb"noqa|torchport\s*:\s*ignore", re.IGNORECASE)
 SKIP_FILE = re.compile(rb"^[ \t]*#[ \t]*torchport:[ \t]*skip[-_]file[ \t]*$", re.IGNORECASE | re.MULTILINE)
-SKIP_REASON = "skipped on request (# torchport: skip-file), copied unchanged"
+SKIP_REASON = "skipped on request (# torchport: skip-file)"
 
 _CODE = r"[A-Z]+[0-9]+"
 _NOQA = re.compile(rf"#\s*noqa\b(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.IGNORECASE)

@@ -314,6 +314,13 @@ def _broken_link(error: OSError) -> str:
     return _unreadable(error)
 
 
+def git_environment() -> dict[str, str]:
+    """The environment for asking git about the checkout a path is in (and only reading it)."""
+    env = {name: value for name, value in os.environ.items() if name not in _GIT_REDIRECTS}
+    env["GIT_OPTIONAL_LOCKS"] = "0"  # a read: never rewrite the index
+    return env
+
+
 def _git_ignored(src: Path, left_out: list[str]) -> tuple[set[str], set[str]]:
     """(files, folders) below `src` that git ignores, relative to it; both empty when git is not
     installed, `src` is not in a work tree, or git fails. Tracked files are never listed. Git
@@ -321,8 +328,7 @@ def _git_ignored(src: Path, left_out: list[str]) -> tuple[set[str], set[str]]:
     git = shutil.which("git")
     if git is None:
         return set(), set()
-    env = {name: value for name, value in os.environ.items() if name not in _GIT_REDIRECTS}
-    env["GIT_OPTIONAL_LOCKS"] = "0"  # a read: never rewrite the index
+    env = git_environment()
     command = [
         git, "-c", "core.fsmonitor=false",  # the checkout's own config must not run a program
         "-C", str(src), "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
