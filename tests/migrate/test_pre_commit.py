@@ -4,7 +4,6 @@ a hook: with many paths at once."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -69,10 +68,6 @@ def test_the_fix_hook_rewrites_the_files_it_is_given_and_fails_the_commit(projec
     assert again.returncode == 0, again.stdout + again.stderr  # migrated: nothing more to do
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("torchport.check") is None,
-    reason="`torchport check` (src/torchport/check/) lands with the check helper's branch of #25",
-)
 def test_the_check_hook_lists_the_lines_to_change_and_fails_until_they_are(project, home):
     done = _try_repo(project, home, "torchport-check", "train.py", "pkg/__init__.py")
     assert done.returncode == 1, done.stdout + done.stderr
