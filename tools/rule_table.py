@@ -4,7 +4,7 @@
     python tools/rule_table.py --check   # exit 1, changing nothing, if the table is not current
 
 One row a code, in code order: each rule's `readme` (declared on its class), and TP000, the
-import tidying that runs after the rules (`source.IMPORT_README`). The table lies between the
+import tidying that runs after the rules (`codes.IMPORT_README`). The table lies between the
 two marker lines below, which README.md keeps.
 """
 
@@ -23,7 +23,7 @@ def rows() -> list[tuple[str, str]]:
     """(code, text) for every code, in code order; a rule's text on one line (its class keeps it
     wrapped)."""
     from torchport.migrate.rules import RULES
-    from torchport.migrate.source import IMPORT_CODE, IMPORT_README
+    from torchport.migrate.codes import IMPORT_CODE, IMPORT_README
 
     declared = [(IMPORT_CODE, IMPORT_README), *((rule.code, rule.readme) for rule in RULES)]
     return sorted((code, " ".join(text.split())) for code, text in declared)

@@ -10,7 +10,7 @@ import pytest
 
 from torchport.migrate.rules import RULES
 from torchport.migrate.rules.base.registry import discover
-from torchport.migrate.source import IMPORT_CODE
+from torchport.migrate.codes import IMPORT_CODE
 
 ROOT = Path(__file__).resolve().parents[2]
 ROW = re.compile(r"^\| (TP\d{3}) \| (.+) \|$", re.MULTILINE)

@@ -28,7 +28,8 @@ from torchport.check.formats import Row
 from torchport.errors import UsageError
 from torchport.findings import Finding, Operation
 from torchport.migrate import engine
-from torchport.migrate.command import add_apex_argument, rule_names
+from torchport.migrate.codes import rule_names
+from torchport.migrate.command import add_apex_argument
 from torchport.migrate.selection import add_rule_selection_arguments, rule_selection_from
 from torchport.migrate.walk import add_selection_arguments, selection_from
 

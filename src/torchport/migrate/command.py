@@ -74,11 +74,9 @@ from torchport.findings import Operation
 from torchport.migrate import engine, in_place
 from torchport.migrate.rules import RULES
 from torchport.migrate.selection import add_rule_selection_arguments, rule_selection_from
-from torchport.migrate.source import IMPORT_CODE
+from torchport.migrate.codes import rule_names
 from torchport.migrate.walk import ALWAYS_EXCLUDED, add_selection_arguments, selection_from
 from torchport.migrate.workers import FILE_TIMEOUT
-from torchport.apex_to_torch.changes import CODES as APEX_CODES
-from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
 from torchport.distribute.modes import BATCH_MODES
 from torchport.migrate.apex import MODES as APEX_MODES
 from torchport.migrate.distributed import Request
@@ -258,14 +256,6 @@ def warn_of_no_python(args: argparse.Namespace, outcome: engine.Outcome) -> bool
 
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
-
-
-def rule_names() -> dict[str, str]:
-    names = {rule.code: rule.title for rule in RULES}
-    names[IMPORT_CODE] = "imports the migrated code needs"
-    names.update(DISTRIBUTE_CODES)
-    names.update(APEX_CODES)
-    return names
 
 
 def print_summary(outcome: engine.Outcome, options: engine.Options, file) -> None:

@@ -359,7 +359,7 @@ def run(options: Options) -> Outcome:
             distributed=options.distribute is not None,
         )
         if outcome.page is not None:
-            from torchport.migrate.command import rule_names  # (command imports this module)
+            from torchport.migrate.codes import rule_names
 
             outcome.page.write(out / REPORT_DIR, outcome.findings, outcome.summary(options), rule_names(), options.analysis_only)
     return outcome

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from functools import lru_cache
 
 from torchport.errors import UsageError
+from torchport.migrate.codes import known_codes
 
 ALL_PREFIX = "TP"
 _EVERYTHING = "ALL"  # ruff's word for every code
@@ -45,17 +45,6 @@ class RuleSelection:
 
 
 ALL = RuleSelection()
-
-
-@lru_cache(maxsize=None)
-def known_codes() -> frozenset[str]:
-    """Every code torchport writes rows under."""
-    from torchport.apex_to_torch.changes import CODES as APEX_CODES
-    from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
-    from torchport.migrate.rules import RULES
-    from torchport.migrate.source import IMPORT_CODE
-
-    return frozenset({rule.code for rule in RULES} | {IMPORT_CODE} | set(DISTRIBUTE_CODES) | set(APEX_CODES))
 
 
 def apex_codes() -> frozenset[str]:

@@ -28,6 +28,7 @@ from torchport.migrate.rules.base.nodes import source_of
 from torchport.migrate.rules.base.rule import Rule, TokenRule, TreeRule
 from torchport.migrate.rules.base.rules_pass import RulesPass
 from torchport.migrate.rules.setup_import import missing_setup_import
+from torchport.migrate.codes import IMPORT_CODE
 from torchport.migrate.selection import ALL, RuleSelection
 from torchport.migrate import suppression
 from torchport import targets
@@ -85,11 +86,6 @@ MENTIONS_INDEX_SOURCE = re.compile(INDEX_SOURCES)
 # Where `x.cuda(d)` or `torch.cuda.device(d)` has a `d`, a target with a device function needs to
 # know which names hold a device.
 MENTIONS_DEVICE_ARGUMENT = re.compile(rb"\bcuda(?:\.device)?\(\s*[^)\s]")
-IMPORT_CODE = "TP000"  # the import tidying after the rules (_tidy_imports); its row in the README's table:
-IMPORT_README = """imports: what the new code uses is imported (`torch_npu`, `functools`, ...) where isort puts
-it (its section of the first block of imports, in order), CUDA imports no longer used go"""
-
-
 @dataclass
 class FileResult:
     source: bytes  # the migrated source (the input itself when nothing changed)

@@ -28,7 +28,8 @@ from torchport import targets
 from torchport.migrate.apex import KEEP, MODES as APEX_MODES, convert_then_migrate, default_mode
 from torchport.migrate.distributed import Request, distribute_then_migrate
 from torchport.migrate.selection import ALL, RuleSelection, apex_codes, distributed_codes
-from torchport.migrate.source import IMPORT_CODE, FileResult, mentions, migrate_source, tree_result
+from torchport.migrate.codes import IMPORT_CODE
+from torchport.migrate.source import FileResult, mentions, migrate_source, tree_result
 from torchport.migrate.suppression import SKIP_REASON, skips_file
 from torchport.syntax import syntax_problem
 
