@@ -49,7 +49,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "src" / "torchport" / "targets" / "data"
-TORCH_YAML = "torchgen/packaged/ATen/native/native_functions.yaml"
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tools")]  # (torchport's own knowledge; gen_kernels' reading of the yaml)
+
+from gen_kernels import TORCH_YAML, default_torch_yaml  # noqa: E402
+from torchport.apis.cuda_module import kind  # noqa: E402
 
 # The namespaces training code spells. Packages marked with a star are walked with their public
 # submodules, all the way down.
@@ -73,16 +76,6 @@ BINDING_MODULES = {"torch": None, "torch._C._VariableFunctions": None, "torch._C
                    "torch._C._sparse": "sparse", "torch._C._nested": "nested"}
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def kind(obj: object) -> str:
-    if isinstance(obj, types.ModuleType):
-        return "module"
-    if inspect.isclass(obj):
-        return "class"
-    if callable(obj):
-        return "function"
-    return "value"
 
 
 def walked_modules() -> list[str]:
@@ -321,12 +314,6 @@ def api_data(yaml_path: Path) -> dict:
         "members": members,
         "lowers_to": lowers_to(names, operators(yaml_path)),
     }
-
-
-def default_torch_yaml() -> Path:
-    import torchgen
-
-    return Path(torchgen.__file__).resolve().parent.parent / TORCH_YAML
 
 
 def dumps(data: dict) -> str:
