@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -19,6 +21,7 @@ def test_the_gpu_check_says_there_is_no_cuda_device_and_exits_0():
         f"bench/gpu.sh: no CUDA device here (torch.cuda.is_available() is False for {sys.executable}): nothing to check"]
 
 
+@pytest.mark.fidelity  # bench/gpu.sh's step timer around a real training script: make fidelity
 def test_the_step_timer_counts_every_optimizer_step_and_keeps_the_scripts_output_and_exit(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(

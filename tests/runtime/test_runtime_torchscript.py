@@ -125,6 +125,7 @@ def runs(tmp_path_factory, run_tool):
     return {name: job.result() for name, job in jobs.items()}
 
 
+@pytest.mark.fidelity  # `torchport run` of TorchScript and torch.compile'd scripts: make fidelity
 def test_scripted_and_traced_code_that_calls_patched_factories_compiles_and_runs(runs):
     result, _ = runs["scripted"]
     found = _final(result)
@@ -134,6 +135,7 @@ def test_scripted_and_traced_code_that_calls_patched_factories_compiles_and_runs
     assert found["scripted"] == [1.0, 1.0]
 
 
+@pytest.mark.fidelity  # `torchport run` of TorchScript and torch.compile'd scripts: make fidelity
 def test_cuda_devices_written_in_scripted_code_become_the_targets_and_are_logged(runs):
     result, log = runs["scripted"]
     assert _final(result)["cuda_literals"] == [[2.0, 2.0], "cpu", True]  # as in eager code under run
@@ -142,6 +144,7 @@ def test_cuda_devices_written_in_scripted_code_become_the_targets_and_are_logged
     assert f"scripted.py:{line}  TorchScript torch.device('cuda') -> torch.device('cpu') [same]" in log
 
 
+@pytest.mark.fidelity  # `torchport run` of TorchScript and torch.compile'd scripts: make fidelity
 def test_compiled_code_that_calls_patched_apis_runs_as_eager_code_does(runs):
     result, _ = runs["compiled"]
     found = _final(result)

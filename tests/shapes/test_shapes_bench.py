@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "shapes.py"
 
 
+@pytest.mark.fidelity  # a whole benchmark script's smoke run, as bench/fallback.py's and bench/optim.py's
 def test_the_bench_prints_each_side_and_both_goals(tmp_path):
     done = subprocess.run([sys.executable, str(BENCH), "--rounds", "1", "--steps", "2", "--warmup", "0"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
