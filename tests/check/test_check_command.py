@@ -61,10 +61,6 @@ def _ask(main, *args):
     return status, out.out, out.err
 
 
-def main(*args):
-    return main(*args)
-
-
 def test_check_lists_exactly_the_rows_migrate_changes_and_writes_nothing(examples):
     base, copy, before, main = examples
     status, out, _ = main("check", copy, "--target", "npu", "--output-format", "json")
@@ -214,3 +210,20 @@ def test_sarif_locations_are_uris_relative_where_the_path_is():
     assert [w["artifactLocation"]["uri"] for w in where] == ["src/my%20model.py", "file:///abs/train.py"]
     assert where[0]["region"] == {"startLine": 3, "startColumn": 5, "endLine": 3}
     assert [r["level"] for r in results] == ["warning", "error"]
+
+
+def test_after_migrate_in_place_check_is_clean_and_a_second_in_place_changes_nothing(tmp_path):
+    """#25's round trip on a copy of the examples: check finds work, --in-place does it, check then
+    exits 0, and --in-place again writes nothing."""
+    from torchport.cli import main
+
+    copy = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, copy)
+    assert _ask(main, "check", copy, "-t", "npu", "-q")[0] == 1
+    assert _ask(main, "migrate", copy, "--in-place", "-t", "npu", "-o", tmp_path / "first", "-q")[0] == 0
+    migrated = _snapshot(copy)
+    assert migrated != _snapshot(EXAMPLES)
+    status, out, _ = _ask(main, "check", copy, "-t", "npu")
+    assert (status, out.splitlines()[-1]) == (0, "torchport check [npu]: 5 Python files, nothing to change")
+    assert _ask(main, "migrate", copy, "--in-place", "-t", "npu", "-o", tmp_path / "second", "-q")[0] == 0
+    assert _snapshot(copy) == migrated
