@@ -25,9 +25,9 @@ test: venv
 	$(PY) -m pytest -m "not fidelity"
 
 # Pattern projects run before and after migration, in every mode (the multi-card ones under torchrun,
-# two ranks), the apex projects against their torch.amp references, and the benchmark scripts' smoke
-# runs: 311 tests, about 14 CPU-minutes, 8 min wall on two cores (the apex projects' 77: about 2
-# CPU-minutes).
+# two ranks), the apex projects against their torch.amp references, the wheel installed into fresh
+# venvs, pre-commit's try-repo, the HTML report in headless Chromium, the launcher tests and the
+# benchmark scripts' smoke runs: 339 tests, about 20 CPU-minutes, 13 min wall on two cores.
 fidelity: venv
 	$(PY) -m pytest -m fidelity
 
