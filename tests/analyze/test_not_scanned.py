@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from _source_trees import write_tree
+
 from torchport.analyze.third_party import unscanned
 from torchport.analyze.third_party.distributions import DISTRIBUTIONS, _installed, distribution_of
 from torchport.analyze.third_party.unscanned import CUDA_EXTENSION, CUDA_LIBRARY, NOT_INSTALLED, not_scanned
@@ -66,14 +68,6 @@ def _absent():
     """The rows below are about modules that this Python lacks (the test venv never installs them)."""
     for name in ("mish_cuda", "torchvision", "cv2", "sklearn", "PIL", "torch_sparse", "cupy"):
         assert importlib.util.find_spec(name) is None, f"{name} is installed here: these cases need it absent"
-
-
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
 
 
 def rows(found):

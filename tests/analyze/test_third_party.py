@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from _source_trees import write_tree
+
 from torchport.analyze import third_party
 from torchport.analyze.third_party import (
     ThirdPartyFinding,
@@ -65,14 +67,6 @@ EXPECTED = [
     ("fakelib/setup.py", 6, "torch.utils.cpp_extension.CUDAExtension"),
     ("fakelib/setup.py", 7, "torch.utils.cpp_extension.BuildExtension"),
 ]
-
-
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
 
 
 @pytest.fixture

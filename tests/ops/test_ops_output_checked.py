@@ -3,10 +3,10 @@ is one line and status 2 at once, and the script never starts (no training lost)
 
 from __future__ import annotations
 
-import os
-import tempfile
 
 import pytest
+
+from _unwritable import needs_unwritable
 
 pytest.importorskip("torch")
 
@@ -45,16 +45,7 @@ def test_a_folder_given_for_the_file_is_refused(cli, tmp_path, script):
     _refused(cli, tmp_path, script, tmp_path, f"-o {tmp_path}: is a folder")
 
 
-def _writable(folder: str) -> bool:
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            return True
-    except OSError:
-        return False
-
-
-# /sys refuses new files even to root, whom no permission bit stops
-@pytest.mark.skipif(not os.path.isdir("/sys") or _writable("/sys"), reason="needs a folder no one can write in")
+@needs_unwritable
 def test_a_folder_that_cannot_be_written_is_refused(cli, tmp_path, script):
     _refused(cli, tmp_path, script, "/sys/ops.json", "cannot write in /sys")
 

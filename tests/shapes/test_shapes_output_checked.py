@@ -4,10 +4,10 @@ used by hand says so at its first step, and the training goes on."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 
 import pytest
+
+from _unwritable import needs_unwritable
 
 pytest.importorskip("torch")
 
@@ -41,14 +41,6 @@ def _refused(cli, tmp_path, *args_and_said):
     assert not (tmp_path / "started").exists(), "the script ran"
 
 
-def _writable(folder: str) -> bool:
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            return True
-    except OSError:
-        return False
-
-
 def test_a_missing_folder_above_the_output_is_refused_before_the_run(cli, tmp_path, script):
     out = tmp_path / "typo" / "reports"
     _refused(cli, tmp_path, "-o", out, script, f"-o {out}: no folder {tmp_path / 'typo'} to make reports in")
@@ -69,7 +61,7 @@ def test_the_run_time_log_is_checked_with_target(cli, tmp_path, script):
     _refused(cli, tmp_path, "--target", "cpu", "--log", log, "-o", tmp_path, script, f"--log {log}: no folder")
 
 
-@pytest.mark.skipif(not os.path.isdir("/sys") or _writable("/sys"), reason="needs a folder no one can write in")
+@needs_unwritable
 def test_a_folder_that_cannot_be_written_is_refused(cli, tmp_path, script):
     _refused(cli, tmp_path, "-o", "/sys", script, "cannot write in /sys")
 
@@ -80,7 +72,7 @@ def test_a_missing_output_folder_is_made_when_the_one_above_exists(cli, tmp_path
     assert (tmp_path / "reports" / "dynamic_shape_report.csv").is_file()
 
 
-@pytest.mark.skipif(not os.path.isdir("/sys") or _writable("/sys"), reason="needs a folder no one can write in")
+@needs_unwritable
 def test_the_detector_by_hand_says_at_its_first_step_that_its_report_cannot_be_written(capsys):
     from torchport.shapes.detector import ShapeDetector
 
