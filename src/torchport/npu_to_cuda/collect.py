@@ -229,8 +229,9 @@ class Collector(Reader):
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in dropped:
                 self.skipped.add(arg)
+                self.edits.dropped.add(arg)  # (what it reads is no use of torch_npu's left)
                 keyword = arg.keyword.value
-                self.change(arg, lambda _: cst.RemoveFromParent(), arg, code_,
+                self.change(node, _without_keyword(keyword), arg, code_,
                             f"drop {keyword}= of {func}: the NPU's own, nothing like it elsewhere", func, Operation.DELETE)
 
     # -- names: torch.npu.X, torch_npu.npu.X, the profiler, x.is_npu --
@@ -284,3 +285,18 @@ def _is_first(subscript: cst.Subscript) -> bool:
         return False
     value = subscript.slice[0].slice.value
     return isinstance(value, cst.Integer) and value.value == "0"
+
+
+def _without_keyword(keyword: str):
+    """The call without its `keyword=` argument, the spacing before its closing parenthesis kept."""
+    def fix(updated: cst.Call) -> cst.Call:
+        args = list(updated.args)
+        at = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == keyword), None)
+        if at is None:
+            return updated
+        gone = args.pop(at)
+        if at == len(args) and args:
+            args[-1] = args[-1].with_changes(comma=gone.comma)
+        return updated.with_changes(args=args)
+
+    return fix

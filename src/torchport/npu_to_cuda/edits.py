@@ -36,7 +36,8 @@ class Edits:
     modules: set[str] = field(default_factory=set)  # what the new code reads: "torch", "torchport.optim"
 
     def fix(self, node: cst.CSTNode, fix: Callable[[cst.CSTNode], cst.CSTNode]) -> None:
-        self.fixes[node] = fix
+        before = self.fixes.get(node)
+        self.fixes[node] = fix if before is None else (lambda updated: fix(before(updated)))
 
     def row(self, line: int, code_: str, operation: Operation, message: str, api: str = "") -> None:
         self.rows.append(Row(line, code_, operation, message, api))
