@@ -168,7 +168,10 @@ class Collector(Reader):
             self.change(where, fix, node, changes.KERNELS, f"{api}{'(...)[0]' if first else ''} -> {shown}{note}", api)
             return
         source, modules = kernels.helper(op.name)
-        self.edits.helpers.setdefault(op.name, source)
+        if op.name not in self.edits.helpers:
+            self.edits.helpers[op.name] = source
+            self.edits.row(self.line(node), changes.KERNELS, Operation.INSERT,
+                           f"write {op.name}, torch_npu's kernel as torch code, after the imports", api)
         self.edits.modules |= modules
 
         def point(updated: cst.Call) -> cst.Call:
