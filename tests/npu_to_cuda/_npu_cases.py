@@ -278,4 +278,25 @@ CASES = [
 
         model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=128.0)
         """, id="Ascend apex's combine_grad goes"),
+    case("""
+        from torch.hub import load_state_dict_from_url
+        import torch.npu
+        import os
+        NPU_CALCULATE_DEVICE = 0
+        if os.getenv('NPU_CALCULATE_DEVICE') and str.isdigit(os.getenv('NPU_CALCULATE_DEVICE')):
+            NPU_CALCULATE_DEVICE = int(os.getenv('NPU_CALCULATE_DEVICE'))
+        if torch.npu.current_device() != NPU_CALCULATE_DEVICE:
+            torch.npu.set_device(f'npu:{NPU_CALCULATE_DEVICE}')
+        model = torch.nn.Linear(2, 2)
+        """, """
+        from torch.hub import load_state_dict_from_url
+        import torch
+        import os
+        NPU_CALCULATE_DEVICE = 0
+        if os.getenv('NPU_CALCULATE_DEVICE') and str.isdigit(os.getenv('NPU_CALCULATE_DEVICE')):
+            NPU_CALCULATE_DEVICE = int(os.getenv('NPU_CALCULATE_DEVICE'))
+        if torch.cuda.current_device() != NPU_CALCULATE_DEVICE:
+            torch.cuda.set_device(f'cuda:{NPU_CALCULATE_DEVICE}')
+        model = torch.nn.Linear(2, 2)
+        """, id="ModelZoo's import torch.npu, the file's only import of torch, stays import torch"),
 ]

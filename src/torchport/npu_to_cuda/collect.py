@@ -26,6 +26,7 @@ class Collector(Reader):
         self.unconverted: list[tuple[int, str]] = []  # (line, name) of NPU uses left as written
         self.imports: list[tuple[cst.SimpleStatementLine, cst.Import | cst.ImportFrom]] = []
         self.optimizers: set[str] = set()  # the code of what holds an NpuFused optimizer made here
+        self.binds_torch = False  # whether an import other than `import torch.npu` binds torch
 
     def leave_Module(self, original_node: cst.Module) -> None:  # noqa: N802
         """The imports, decided while the metadata is at hand (imports.py)."""
@@ -50,6 +51,8 @@ class Collector(Reader):
     def visit_Import(self, node: cst.Import) -> bool:  # noqa: N802
         if any(names.is_npu_name(code(alias.name)) for alias in node.names):
             self.imports.append((self.parent(node), node))
+        self.binds_torch |= any(alias.asname is None and code(alias.name).split(".")[0] == names.TORCH
+                                and not names.is_npu_name(code(alias.name)) for alias in node.names)
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:  # noqa: N802

@@ -23,7 +23,8 @@ def decide(walk: Collector, edits: Edits) -> None:
             if not _is_npu_alias(statement, alias):  # (apex.optimizers' own: the apex conversion's)
                 kept.append(alias)
                 continue
-            used = _unconverted_uses(walk, statement, alias, touched)
+            # (`import torch.npu` binds torch: what it imports is needed while torch.npu is)
+            used = set() if _binds_torch(statement, alias) else _unconverted_uses(walk, statement, alias, touched)
             if isinstance(statement, cst.Import) and walk.unconverted:
                 used |= {use_line for use_line, _ in walk.unconverted}
             if used:
@@ -36,6 +37,14 @@ def decide(walk: Collector, edits: Edits) -> None:
                       f"from {imported} import *: kept; name what the file uses to convert it", imported)
             continue
         gone = [alias for alias in statement.names if alias not in kept]
+        binding = [alias for alias in gone if _binds_torch(statement, alias) and not walk.binds_torch]
+        if binding:  # `import torch.npu`, the file's only import of torch: it stays `import torch`
+            gone = [alias for alias in gone if alias not in binding]
+            kept += binding
+            edits.fix(binding[0].name, lambda _: cst.Name(names.TORCH))
+            edits.row(where, changes.IMPORTS, Operation.MODIFY,
+                      f"{_spelled(statement, binding[0])} -> import torch: the file's import of torch", code(binding[0].name))
+            walk.binds_torch = True
         for alias in gone:
             what = _spelled(statement, alias)
             if isinstance(statement, cst.ImportFrom) and names.is_transfer(f"{imported}.{code(alias.name)}"):
@@ -44,15 +53,20 @@ def decide(walk: Collector, edits: Edits) -> None:
                 why = "nothing of it is left in the file"
             edits.row(where, changes.IMPORTS, Operation.DELETE, f"remove {what}: {why}", what)
             edits.dropped.add(alias)
-        if any(_is_npu_alias(statement, alias) for alias in kept):
+        needed = [alias for alias in kept if _is_npu_alias(statement, alias) and alias not in binding]
+        if needed:
             shown = ", ".join(str(n) for n in sorted(users))
-            first = next(alias for alias in kept if _is_npu_alias(statement, alias))
+            first = needed[0]
             edits.row(where, changes.IMPORTS, Operation.UNSUPPORTED,
                       f"keep {_spelled(statement, first)}: line {shown} still uses torch_npu as written", names.PACKAGE)
         if not kept:
             edits.dropped.add(statement)
         elif gone:
             edits.fix(statement, _without(gone, statement))
+
+
+def _binds_torch(statement, alias: cst.ImportAlias) -> bool:
+    return isinstance(statement, cst.Import) and alias.asname is None and code(alias.name).split(".")[0] == names.TORCH
 
 
 def _is_npu_alias(statement, alias: cst.ImportAlias) -> bool:

@@ -47,10 +47,12 @@ def visit(walk, node: cst.SimpleString) -> None:
         new = quoted(node, names.CUDA_VISIBLE_DEVICES)
         walk.change(node, lambda _: new, node, changes.VISIBLE, f"{value} -> {names.CUDA_VISIBLE_DEVICES}", value)
         return
-    if names.is_npu_setting(value):
-        if _is_env_key(walk, node, parent):
+    if names.is_npu_setting(value) or names.is_launch_setting(value):
+        if _reads_env(walk, node, parent):
+            what = ("set by Ascend's launch scripts" if names.is_launch_setting(value)
+                    else "a setting of the NPU's software stack")
             walk.edits.row(walk.line(node), changes.NOTE, Operation.NOTE,
-                           f"{value}: a setting of the NPU's software stack, read here; nothing sets it off the NPU", value)
+                           f"{value}: {what}, read here; nothing sets it elsewhere", value)
         return
     if _names_a_key(walk, node, parent):
         return
@@ -109,11 +111,12 @@ def _names_a_key(walk, node: cst.SimpleString, parent) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value in KEY_METHODS and position == 0
 
 
-def _is_env_key(walk, node: cst.SimpleString, parent) -> bool:
-    """os.environ["X"], os.getenv("X"), os.environ.get("X")."""
+def _reads_env(walk, node: cst.SimpleString, parent) -> bool:
+    """os.environ["X"] (read), os.getenv("X"), os.environ.get("X")."""
     if isinstance(parent, cst.Index):
         subscript = walk.parent(walk.parent(parent))
-        return isinstance(subscript, cst.Subscript) and walk.imported(subscript.value) == ENVIRON
+        return (isinstance(subscript, cst.Subscript) and walk.imported(subscript.value) == ENVIRON
+                and walk.loaded(subscript))
     if isinstance(parent, cst.Arg) and parent.keyword is None:
         call = walk.parent(parent)
         return isinstance(call, cst.Call) and call.args[0] is parent and walk.imported(call.func) in ENV_READERS
