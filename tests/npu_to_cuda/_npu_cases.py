@@ -299,4 +299,15 @@ CASES = [
             torch.cuda.set_device(f'cuda:{NPU_CALCULATE_DEVICE}')
         model = torch.nn.Linear(2, 2)
         """, id="ModelZoo's import torch.npu, the file's only import of torch, stays import torch"),
+    case("""
+        import torch
+
+        torch.set_default_tensor_type("torch.npu.FloatTensor")
+        y = x.type("torch.npu.HalfTensor")
+        """, """
+        import torch
+
+        torch.set_default_tensor_type("torch.cuda.FloatTensor")
+        y = x.type("torch.cuda.HalfTensor")
+        """, id="legacy tensor type names written as strings"),
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.apis.legacy_types import is_legacy_type
 from torchport.findings import Operation
 from torchport.npu_to_cuda import changes, names
 
@@ -64,9 +65,17 @@ def visit(walk, node: cst.SimpleString) -> None:
     elif value == names.BACKEND:
         new = quoted(node, names.CUDA_DIST_BACKEND)
         walk.change(node, lambda _: new, node, changes.BACKEND, f"backend {value!r} -> {new.value}", value)
+    elif _is_legacy_type_name(value):  # torch.set_default_tensor_type("torch.npu.FloatTensor"), x.type(...)
+        new = quoted(node, names.cuda_api(value))
+        walk.change(node, lambda _: new, node, changes.DEVICE_API, f"type name {value!r} -> {new.value}", value)
     elif _is_device_prefix(node, value, parent):
         new = quoted(node, names.CUDA_TYPE + value[len(names.DEVICE_TYPE):])
         walk.change(node, lambda _: new, node, changes.DEVICES, f"device prefix {value!r} -> {new.value}", value)
+
+
+def _is_legacy_type_name(value: str) -> bool:
+    module, _, name = value.rpartition(".")
+    return module in names.DEVICE_MODULE_NAMES and is_legacy_type(name) and names.cuda_api(value) is not None
 
 
 def _is_device_prefix(node: cst.SimpleString, value: str, parent) -> bool:
