@@ -43,9 +43,14 @@ class Collector(Reader):
         self.edits.row(self.line(line_of), code_, operation, message, api)
 
     def left(self, node: cst.CSTNode, code_: str, message: str, api: str) -> None:
-        """An NPU use that stays as written: torch_npu is still needed for it."""
+        """An NPU use that stays as written: torch_npu is still needed for it (a note only where
+        the file binds the name itself too: its fallback where torch_npu is missing)."""
         self.unconverted.append((self.line(node), api))
-        self.edits.row(self.line(node), code_, Operation.UNSUPPORTED, message, api)
+        if self.has_fallback(node):
+            self.edits.row(self.line(node), changes.NOTE, Operation.NOTE,
+                           f"{message}; kept: the file's own fallback stands for it where torch_npu is missing", api)
+            return
+        self.edits.row(self.line(node), code_, Operation.UNSUPPORTED, f"{message}; kept, so the file still needs torch_npu", api)
 
     # -- imports: decided once the walk knows what stays (imports.py) --
     def visit_Import(self, node: cst.Import) -> bool:  # noqa: N802
@@ -145,7 +150,7 @@ class Collector(Reader):
         self.skipped.add(node.func)
         op = kernels.op_named(name)
         if op is None:
-            self.left(node, changes.KERNELS, f"{func}: no torch computation known for this kernel; port it by hand", func)
+            self.left(node, changes.KERNELS, f"{func}: no torch computation known for this kernel (port it by hand)", func)
             return True
         self._convert_kernel(node, op, node.args, None, func)
         return True
@@ -271,8 +276,13 @@ class Collector(Reader):
         profiler = qualified.startswith(f"{names.NPU.profiler_module}.")
         code_ = changes.PROFILER if profiler else changes.DEVICE_API
         if new is None:
-            what = "torch.profiler has no such name" if profiler else "CUDA has no such API"
-            self.left(node, code_, f"{names.canonical(qualified)}: {what}; kept, so the file still needs torch_npu", qualified)
+            if profiler:
+                what = "torch.profiler has no such name"
+            elif names.canonical(qualified).startswith(names.NPU.device_module + "."):
+                what = "torch.cuda has no such API"
+            else:
+                what = "torch_npu's own, nothing of torch stands for it"
+            self.left(node, code_, f"{names.canonical(qualified)}: {what}", qualified)
             return
         self.edits.modules.add("torch")
         self.change(node, lambda _: cst.parse_expression(new), node, code_, f"{qualified} -> {new}", qualified)

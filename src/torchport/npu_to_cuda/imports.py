@@ -57,8 +57,12 @@ def decide(walk: Collector, edits: Edits) -> None:
         if needed:
             shown = ", ".join(str(n) for n in sorted(users))
             first = needed[0]
-            edits.row(where, changes.IMPORTS, Operation.UNSUPPORTED,
-                      f"keep {_spelled(statement, first)}: line {shown} still uses torch_npu as written", names.PACKAGE)
+            message = f"keep {_spelled(statement, first)}: line {shown} still uses torch_npu as written"
+            if walk.guarded(statement):
+                edits.row(where, changes.NOTE, Operation.NOTE,
+                          f"{message}; in its try, where torch_npu is missing the file's fallback runs", names.PACKAGE)
+            else:
+                edits.row(where, changes.IMPORTS, Operation.UNSUPPORTED, message, names.PACKAGE)
         if not kept:
             edits.dropped.add(statement)
         elif gone:
