@@ -310,4 +310,36 @@ CASES = [
         torch.set_default_tensor_type("torch.cuda.FloatTensor")
         y = x.type("torch.cuda.HalfTensor")
         """, id="legacy tensor type names written as strings"),
+    case("""
+        import torch
+        import apex
+        try:
+            from torch_npu.utils.profiler import Profile
+        except ImportError:
+            class Profile:
+                pass
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return self.npu_format_cast(x.npu_format_cast(2))
+
+        profile = Profile()
+        optimizer = apex.optimizers.NpuFusedSGD(params, lr=0.1)
+        """, """
+        import torch
+        import apex
+        try:
+            from torch_npu.utils.profiler import Profile
+        except ImportError:
+            class Profile:
+                pass
+        import torchport.optim
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return self.npu_format_cast(x)
+
+        profile = Profile()
+        optimizer = torchport.optim.NpuFusedSGD(params, lr=0.1)
+        """, id="a guarded import with the file's own fallback stays; a method of the script's own; apex.optimizers.NpuFused*"),
 ]

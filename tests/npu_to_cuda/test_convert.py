@@ -119,3 +119,11 @@ def test_a_kernel_whose_first_result_is_taken_has_its_own_form(monkeypatch):
     after = convert_source(before, "case.py", CPU).source
     assert after == ("import torch\ny = torch.nn.functional.linear(x, w, None).neg()\n"
                      "z = torch.nn.functional.linear(x, w, None)[1]\n")
+
+
+def test_a_guarded_import_and_its_fallback_get_notes_not_unsupported_rows():
+    before = dict((p.id, p.values[0]) for p in CASES)[
+        "a guarded import with the file's own fallback stays; a method of the script's own; apex.optimizers.NpuFused*"]
+    rows = [(f.start_line, f.operation) for f in convert_source(before, "case.py", CPU).findings
+            if f.operation in (Operation.NOTE, Operation.UNSUPPORTED)]
+    assert rows == [(4, Operation.NOTE), (13, Operation.NOTE)]

@@ -15,6 +15,7 @@ from torchport.targets import npu as npu_facts
 
 ENVIRON = "os.environ"
 ENV_SETTERS = ("os.environ.setdefault", "os.putenv")
+SELF = "self"  # (self.npu_format_cast(x): a method of the script's own, not torch_npu's Tensor method)
 
 
 class Collector(Reader):
@@ -169,7 +170,10 @@ class Collector(Reader):
             def fix(updated, template=template):
                 call = updated.value if first else updated
                 receiver_now = call.func.value if receiver is not None else None
-                filled = kernels.filled(template, kernels.bind(op, list(call.args), receiver_now))
+                bound_now = kernels.bind(op, list(call.args), receiver_now)
+                if bound_now is None:  # (an argument rewritten into a form it no longer matches: kept)
+                    return updated
+                filled = kernels.filled(template, bound_now)
                 return kernels.standing(filled, around)
 
             shown = template.format(**{name: name for name in op.parameters})
@@ -208,7 +212,7 @@ class Collector(Reader):
                         f".{attr}() -> .{names.CUDA_METHOD}()", f"torch.Tensor.{attr}")
         elif attr == optimizers.CLIP:
             self._clip(node, func)
-        elif kernels.op_named(attr) is not None and self.imported(func.value) is None:
+        elif kernels.op_named(attr) is not None and self.imported(func.value) is None and code(func.value) != SELF:
             # (torch_npu's Tensor methods: x.npu_format_cast(29))
             self._convert_kernel(node, kernels.op_named(attr), node.args, func.value, f"torch.Tensor.{attr}")
 

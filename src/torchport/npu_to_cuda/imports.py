@@ -92,6 +92,8 @@ def _without(gone: list[cst.ImportAlias], original):
 
     def fix(updated):
         left = [a for a in updated.names if code(a.name) + (code(a.asname) if a.asname else "") not in gone_code]
+        if not left:
+            return updated
         left[-1] = left[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(names=left)
 
