@@ -341,6 +341,36 @@ def test_giou_by_hand():
         ops.npu_giou(boxes, truth)
 
 
+def _diou_ciou_by_hand(box, truth):
+    """(DIoU, CIoU) of two (x1, y1, x2, y2) boxes, term by term."""
+    (ax1, ay1, ax2, ay2), (bx1, by1, bx2, by2) = box, truth
+    inter = max(0, min(ax2, bx2) - max(ax1, bx1)) * max(0, min(ay2, by2) - max(ay1, by1))
+    iou = inter / ((ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - inter)
+    centre = ((ax1 + ax2) / 2 - (bx1 + bx2) / 2) ** 2 + ((ay1 + ay2) / 2 - (by1 + by2) / 2) ** 2
+    diagonal = (max(ax2, bx2) - min(ax1, bx1)) ** 2 + (max(ay2, by2) - min(ay1, by1)) ** 2
+    v = 4 / math.pi**2 * (math.atan((bx2 - bx1) / (by2 - by1)) - math.atan((ax2 - ax1) / (ay2 - ay1))) ** 2
+    diou = iou - centre / diagonal
+    return diou, diou - v * v / (1 - iou + v)
+
+
+def test_diou_and_ciou_pair_by_pair_and_cross():
+    boxes = [[0.0, 0.0, 2.0, 2.0], [1.0, 1.0, 4.0, 2.0], [0.5, 0.0, 1.5, 3.0]]  # x1, y1, x2, y2
+    truth = [[1.0, 0.0, 3.0, 1.0], [0.0, 0.5, 2.0, 2.5], [3.0, 3.0, 4.0, 5.0], [0.0, 0.0, 1.0, 1.0]]
+    b, t = torch.tensor(boxes).t(), torch.tensor(truth).t()
+    pairs = [_diou_ciou_by_hand(x, y) for x, y in zip(boxes, truth)]
+    close(ops.npu_diou(b, t[:, :3]), torch.tensor([[d for d, _ in pairs]]))
+    close(ops.npu_ciou(b, t[:, :3], is_cross=False), torch.tensor([[c for _, c in pairs]]))
+    cross = [[_diou_ciou_by_hand(x, y) for x in boxes] for y in truth]
+    close(ops.npu_diou(b, t, is_cross=True), torch.tensor([[d for d, _ in row] for row in cross]))
+    close(ops.npu_ciou(b, t), torch.tensor([[c for _, c in row] for row in cross]))  # is_cross by default
+    def xywh(c):
+        return torch.stack(((c[0] + c[2]) / 2, (c[1] + c[3]) / 2, c[2] - c[0], c[3] - c[1]))
+    close(ops.npu_diou(xywh(b), xywh(t[:, :3]), trans=True), ops.npu_diou(b, t[:, :3]))
+    close(ops.npu_ciou(xywh(b), xywh(b), trans=True, is_cross=False), torch.ones(1, 3))
+    with pytest.raises(NotImplementedError, match="IoF"):
+        ops.npu_diou(b, b, mode=1)
+
+
 def test_nms_v4_keeps_the_best_of_each_overlapping_group():
     boxes = torch.tensor([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [21, 20, 31, 30], [50, 50, 52, 52.0]])
     scores = torch.tensor([0.9, 0.8, 0.7, 0.95, 0.05])

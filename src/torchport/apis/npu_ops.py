@@ -28,7 +28,8 @@ Sources (Ascend/op-plugin and Ascend/pytorch, read for the facts only):
 - meanings: op-plugin docs/context/torch_npu-npu_fusion_attention.md (layouts, atten_mask 1 =
   not computed, sparse_mode table, the 7 outputs), torch_npu-npu_rotary_mul.md (half/interleave),
   op_plugin/ops/aclops/GiouKernelNpu.cpp ((4, n) boxes, only trans=True/is_cross=False/mode=0,
-  (n, 1) out), op-plugin test/test_base_ops/test_dropout_with_add_softmax.py and
+  (n, 1) out), DiouKernelNpu.cpp and CiouKernelNpu.cpp ((4, n) boxes, (1, n) or (m, n) out),
+  op-plugin test/test_base_ops/test_dropout_with_add_softmax.py and
   torch_npu/contrib/function/fuse_add_softmax_dropout.py (prob is the drop probability), and the
   hiascend.com API pages of npu_batch_nms, npu_confusion_transpose, npu_scaled_masked_softmax,
   npu_transpose, npu_fast_gelu, npu_giou.
@@ -140,6 +141,11 @@ NPU_OPS: dict[str, NpuOp] = {op.name: op for op in (
     # detection
     NpuOp("npu_giou", ("input", "gtboxes", "trans", "is_cross", "mode"),
           {"trans": "False", "is_cross": "False", "mode": "0"}, note="GIoU of aligned (4, n) xywh boxes"),
+    NpuOp("npu_diou", ("input", "gtboxes", "trans", "is_cross", "mode"),
+          {"trans": "False", "is_cross": "False", "mode": "0"}, note="DIoU of (4, n) boxes"),
+    NpuOp("npu_ciou", ("input", "gtboxes", "trans", "is_cross", "mode", "atan_sub_flag"),
+          {"trans": "False", "is_cross": "True", "mode": "0", "atan_sub_flag": "False"},
+          note="CIoU of (4, n) boxes"),
     NpuOp("npu_nms_v4", ("input", "scores", "max_output_size", "iou_threshold", "scores_threshold",
                          "pad_to_max_output_size"), {"pad_to_max_output_size": "False"},
           note="greedy NMS in torch (no torchvision)"),
@@ -151,9 +157,6 @@ NPU_OPS: dict[str, NpuOp] = {op.name: op for op in (
 
 # ModelZoo kernels with no reference here, and why (a converter reports them as they stand)
 LEFT_OUT: dict[str, str] = {
-    "npu_diou": "the (4, n) box layout and the IoF mode are as npu_giou's, but torch_npu's "
-                "restrictions on them were not checked: no reference rather than a guess",
-    "npu_ciou": "as npu_diou, plus the atan_sub_flag output of the backward kernel",
     "npu_iou": "whether the NPU's Iou adds 1 to widths and heights (and npu_ptiou does not) is not "
                "documented",
     "npu_ptiou": "as npu_iou",

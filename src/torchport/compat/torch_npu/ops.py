@@ -161,6 +161,50 @@ def npu_giou(input, gtboxes, trans=False, is_cross=False, mode=0):
     return giou.unsqueeze(-1).to(input.dtype)
 
 
+def npu_diou(input, gtboxes, trans=False, is_cross=False, mode=0):
+    """DIoU = IoU - (distance of the centres)^2 / (diagonal of the enclosing box)^2, boxes given as
+    (4, n) columns (x, y, w, h when trans, else x1, y1, x2, y2): pairs -> (1, n); is_cross: each
+    of gtboxes' m boxes against each box -> (m, n)."""
+    if mode != 0:
+        raise NotImplementedError("npu_diou: mode=1 (IoF) has no torch reference here")
+
+    def corners(b):
+        b = b.float()
+        return (b[0] - b[2] / 2, b[1] - b[3] / 2, b[0] + b[2] / 2, b[1] + b[3] / 2) if trans else tuple(b)
+
+    x1, y1, x2, y2 = corners(input)
+    gx1, gy1, gx2, gy2 = (c[:, None] if is_cross else c for c in corners(gtboxes))
+    inter = (torch.min(x2, gx2) - torch.max(x1, gx1)).clamp(min=0) * (torch.min(y2, gy2) - torch.max(y1, gy1)).clamp(min=0)
+    union = (x2 - x1) * (y2 - y1) + (gx2 - gx1) * (gy2 - gy1) - inter
+    centres = ((x1 + x2 - gx1 - gx2) ** 2 + (y1 + y2 - gy1 - gy2) ** 2) / 4
+    diagonal = (torch.max(x2, gx2) - torch.min(x1, gx1)) ** 2 + (torch.max(y2, gy2) - torch.min(y1, gy1)) ** 2
+    diou = inter / union - centres / diagonal
+    return (diou if is_cross else diou.unsqueeze(0)).to(input.dtype)
+
+
+def npu_ciou(input, gtboxes, trans=False, is_cross=True, mode=0, atan_sub_flag=False):
+    """CIoU = DIoU - alpha * v, v = 4 / pi^2 * (atan(w_gt / h_gt) - atan(w / h))^2,
+    alpha = v / (1 - IoU + v); boxes and shapes as npu_diou's. atan_sub_flag only shapes what
+    torch_npu keeps for its backward kernel."""
+    if mode != 0:
+        raise NotImplementedError("npu_ciou: mode=1 (IoF) has no torch reference here")
+
+    def corners(b):
+        b = b.float()
+        return (b[0] - b[2] / 2, b[1] - b[3] / 2, b[0] + b[2] / 2, b[1] + b[3] / 2) if trans else tuple(b)
+
+    x1, y1, x2, y2 = corners(input)
+    gx1, gy1, gx2, gy2 = (c[:, None] if is_cross else c for c in corners(gtboxes))
+    inter = (torch.min(x2, gx2) - torch.max(x1, gx1)).clamp(min=0) * (torch.min(y2, gy2) - torch.max(y1, gy1)).clamp(min=0)
+    union = (x2 - x1) * (y2 - y1) + (gx2 - gx1) * (gy2 - gy1) - inter
+    iou = inter / union
+    centres = ((x1 + x2 - gx1 - gx2) ** 2 + (y1 + y2 - gy1 - gy2) ** 2) / 4
+    diagonal = (torch.max(x2, gx2) - torch.min(x1, gx1)) ** 2 + (torch.max(y2, gy2) - torch.min(y1, gy1)) ** 2
+    v = 4 / torch.pi ** 2 * (torch.atan((gx2 - gx1) / (gy2 - gy1)) - torch.atan((x2 - x1) / (y2 - y1))) ** 2
+    ciou = iou - centres / diagonal - v / (1 - iou + v).clamp(min=1e-7) * v  # alpha * v is 0, not 0/0, for equal boxes
+    return (ciou if is_cross else ciou.unsqueeze(0)).to(input.dtype)
+
+
 def npu_nms_v4(input, scores, max_output_size, iou_threshold, scores_threshold, pad_to_max_output_size=False):
     """Greedy NMS of boxes (n, 4) as (x1, y1, x2, y2) (or y, x: the same IoU): keeps scores above
     scores_threshold, drops a box whose IoU with a kept one is above iou_threshold. Returns
