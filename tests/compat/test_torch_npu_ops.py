@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 import torch
 
+from torchport import targets
 from torchport.apis.npu_ops import LEFT_OUT, NPU_OPS, REFERENCE_FILE, reference_source
 from torchport.compat.torch_npu import ops
 
@@ -46,6 +49,13 @@ def test_every_kernel_has_a_reference_function_and_every_function_a_kernel():
     assert defined == set(NPU_OPS)
     assert set(CASES) == set(NPU_OPS)
     assert not set(LEFT_OUT) & set(NPU_OPS)
+
+
+def test_every_kernel_named_is_one_torch_npu_registers():
+    kernels = targets.get("npu").kernels
+    data = json.loads((Path(targets.__file__).parent / "data" / kernels.own_data).read_text())
+    registered = {name.split(".")[0] for name in data["custom"]}
+    assert set(NPU_OPS) | set(LEFT_OUT) <= registered
 
 
 @pytest.mark.parametrize("name", sorted(NPU_OPS))

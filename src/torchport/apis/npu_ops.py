@@ -24,8 +24,10 @@ Template rules (what a converter may rely on):
 Sources (Ascend/op-plugin and Ascend/pytorch, read for the facts only):
 - signatures and defaults: op-plugin op_plugin/config/op_plugin_functions.yaml (the `npu_*` schemas;
   a schema's `self` is `input` in torch_npu's Python bindings, as its docs write it);
-  npu_format_cast from torch_npu's npu_native_functions.yaml (targets/data/kernels-torch_npu-2.14.0.json);
-- meanings: op-plugin docs/context/torch_npu-npu_fusion_attention.md (layouts, atten_mask 1 =
+  npu_format_cast from torch_npu's npu_native_functions.yaml; every name here is one of torch_npu
+  2.14.0's own operators (targets/data/kernels-torch_npu-2.14.0.json, "custom");
+- meanings: torch_npu/meta/_meta_registrations.py (npu_rms_norm's rstd: float32, gamma's
+  dimensions kept as 1), op-plugin docs/context/torch_npu-npu_fusion_attention.md (layouts, atten_mask 1 =
   not computed, sparse_mode table, the 7 outputs), torch_npu-npu_rotary_mul.md (half/interleave),
   op_plugin/ops/aclops/GiouKernelNpu.cpp ((4, n) boxes, only trans=True/is_cross=False/mode=0,
   (n, 1) out), DiouKernelNpu.cpp and CiouKernelNpu.cpp ((4, n) boxes, (1, n) or (m, n) out),
