@@ -238,7 +238,8 @@ CASES = [
             x = torch_npu.npu_format_cast(x, 29)
             y = torch_npu.npu_linear(x + 1, w, bias=b) * 2
             z = torch_npu.npu_linear(x, w).relu()
-            return x.npu_format_cast(2), torch_npu.npu_confusion_transpose(y, (0, 1), (2, 2), True)
+            t = torch_npu.npu_confusion_transpose(y, (1, 0), (4,), True)
+            return x.npu_format_cast(2), torch_npu.npu_iou(y, z)
         """, """
         import torch
         import torch_npu
@@ -247,7 +248,8 @@ CASES = [
             x = x
             y = torch.nn.functional.linear((x + 1), w, b) * 2
             z = torch.nn.functional.linear(x, w, None).relu()
-            return x, torch_npu.npu_confusion_transpose(y, (0, 1), (2, 2), True)
+            t = torch.reshape(torch.permute(y, (1, 0)), (4,))
+            return x, torch_npu.npu_iou(y, z)
         """, id="kernels inline from apis/npu_ops (defaults filled, operands in parentheses); one it lacks stays"),
     case("""
         import torch

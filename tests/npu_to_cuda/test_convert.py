@@ -127,3 +127,20 @@ def test_a_guarded_import_and_its_fallback_get_notes_not_unsupported_rows():
     rows = [(f.start_line, f.operation) for f in convert_source(before, "case.py", CPU).findings
             if f.operation in (Operation.NOTE, Operation.UNSUPPORTED)]
     assert rows == [(4, Operation.NOTE), (13, Operation.NOTE)]
+
+
+@pytest.mark.parametrize(("call", "inline"), [
+    ("torch_npu.npu_rms_norm(x, self.weight)[0]", "torch.nn.functional.rms_norm(x, self.weight.shape, self.weight, 1e-06)"),
+    ("torch_npu.npu_rms_norm(x, make_weight())[0]", None),
+    ("torch_npu.npu_confusion_transpose(x, (1, 0), (4,), first)", None),
+    ("torch_npu.npu_fast_gelu(x.float())", None),
+], ids=["a repeated argument that is a name", "a repeated argument that is a call",
+        "a literal-only template given a name", "fast_gelu of a call"])
+def test_a_template_is_used_only_where_it_computes_what_the_kernel_does(call, inline):
+    """(a repeated argument is evaluated twice; a literal-only template needs its literal)"""
+    after = convert_source(f"import torch_npu\ny = {call}\n", "case.py", CPU).source
+    name = call.split("(")[0].split(".")[1]
+    if inline is not None:
+        assert f"y = {inline}\n" in after and f"def {name}(" not in after
+    else:
+        assert f"def {name}(" in after and f"y = {name}(" in after

@@ -146,12 +146,12 @@ class Collector(Reader):
 
     def _kernel(self, node: cst.Call, func: str) -> bool:
         name = func[len(names.PACKAGE) + 1:]
-        if "." in name or not name.startswith(f"{names.DEVICE_TYPE}_"):
+        if "." in name or not kernels.is_kernel(name):
             return False
         self.skipped.add(node.func)
         op = kernels.op_named(name)
         if op is None:
-            self.left(node, changes.KERNELS, f"{func}: no torch computation known for this kernel (port it by hand)", func)
+            self.left(node, changes.KERNELS, f"{func}: {kernels.why_left_out(name)} (port it by hand)", func)
             return True
         self._convert_kernel(node, op, node.args, None, func)
         return True
@@ -160,9 +160,9 @@ class Collector(Reader):
         parent = self.parent(node)
         first = isinstance(parent, cst.Subscript) and _is_first(parent) and op.inline_first is not None
         bound = kernels.bind(op, list(args), receiver)
-        template = op.inline_first if first else op.inline
+        template = kernels.template_for(op, bound, first) if bound is not None else None
         note = f" ({op.note})" if op.note else ""
-        if template is not None and bound is not None:
+        if template is not None:
             self.edits.modules |= kernels.modules_of_template(template, op)
             where = parent if first else node
             around = self.parent(where)
@@ -173,12 +173,14 @@ class Collector(Reader):
                 bound_now = kernels.bind(op, list(call.args), receiver_now)
                 if bound_now is None:  # (an argument rewritten into a form it no longer matches: kept)
                     return updated
-                filled = kernels.filled(template, bound_now)
-                return kernels.standing(filled, around)
+                return kernels.standing(kernels.filled(template, bound_now), around)
 
             shown = template.format(**{name: name for name in op.parameters})
             self.change(where, fix, node, changes.KERNELS, f"{api}{'(...)[0]' if first else ''} -> {shown}{note}", api)
             return
+        self._point_at_helper(node, op, receiver, api, note)
+
+    def _point_at_helper(self, node: cst.Call, op, receiver, api: str, note: str) -> None:
         source, modules = kernels.helper(op.name)
         if op.name not in self.edits.helpers:
             self.edits.helpers[op.name] = source
