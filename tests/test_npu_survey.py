@@ -96,6 +96,7 @@ def test_leftovers_are_matched_against_the_report_by_file_and_name(survey, tmp_p
             ["pkg/train.py", 12, 12, "torch.npu_one_hot", "torch_npu 1.x"],
             ["pkg/train.py", 50, 50, "torch_npu.npu_rms_norm", "the row's line moved: the name still matches"],
         ],
+        notes=[["pkg/train.py", 7, 7, "torch.npu.set_device", "told of, but not as unsupported"]],
     )
     summary = survey.measure(out)
     assert summary["python_files"] == 2
@@ -107,6 +108,7 @@ def test_leftovers_are_matched_against_the_report_by_file_and_name(survey, tmp_p
         (2, "import torch_npu"), (3, "from torch_npu.contrib import transfer_to_npu"),
         (7, "torch.npu.set_device"), (8, "Tensor.npu"), (11, "torch.npu.current_stream"),
     ]
+    assert [u["elsewhere"] for u in summary["unlisted"]] == [[], [], ["notes.csv"], [], []]
     assert summary["report_rows_per_api"]["torch_npu.npu_rms_norm"] == 1
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 REPORT_FOLDER = "torchport_report"
 UNSUPPORTED = "unsupported_api.csv"
 SKIPPED = "skipped_files.csv"
+OTHER_REPORTS = ("unknown_api.csv", "notes.csv")  # where an unlisted leftover may be told of instead
 # skipped_files.csv reasons that are torchport's failure, not the source's
 CRASH_MARKS = ("internal error", "the parser crashed", "took longer than", "needs more memory")
 
@@ -268,11 +269,13 @@ def measure(out: Path, target: str = "cpu") -> dict:
     # a file OUT holds unchanged because its source is not Python is skipped, not a broken output
     broken = [{"file": f, "reason": why} for f, why in unreadable if not any(_same_file(s, f) for s in skipped_files)]
 
+    others = {name: read_rows(report / name) for name in OTHER_REPORTS}
     matched, unlisted = Counter(), []
     for item in left:
         row = listed(item, rows)
         if row is None:
-            unlisted.append(item)
+            elsewhere = [name for name, other in others.items() if listed(item, other) is not None]
+            unlisted.append({**asdict(item), "elsewhere": elsewhere})
         else:
             matched[row.op] += 1
     return {
@@ -290,8 +293,8 @@ def measure(out: Path, target: str = "cpu") -> dict:
         "report_rows_per_api": dict(sorted(Counter(r.op for r in rows).items(), key=lambda kv: (-kv[1], kv[0]))),
         "listed_leftovers_per_api": dict(sorted(matched.items(), key=lambda kv: (-kv[1], kv[0]))),
         "leftovers": len(left),
-        "unlisted": [asdict(u) for u in unlisted],
-        "unlisted_per_api": dict(sorted(Counter(u.api for u in unlisted).items(), key=lambda kv: (-kv[1], kv[0]))),
+        "unlisted": unlisted,
+        "unlisted_per_api": dict(sorted(Counter(u["api"] for u in unlisted).items(), key=lambda kv: (-kv[1], kv[0]))),
     }
 
 
@@ -329,7 +332,8 @@ def print_summary(summary: dict, file=sys.stdout) -> None:
     for api, count in summary["unlisted_per_api"].items():
         say(f"  {count:5d}  {api}")
     for u in summary["unlisted"]:
-        say(f"  {u['file']}:{u['line']}: [{u['kind']}] {u['api']}: {u['text']}")
+        also = f" (in {', '.join(u['elsewhere'])})" if u["elsewhere"] else ""
+        say(f"  {u['file']}:{u['line']}: [{u['kind']}] {u['api']}{also}: {u['text']}")
 
 
 def main(argv: list[str] | None = None) -> int:
