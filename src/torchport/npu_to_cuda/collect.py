@@ -139,7 +139,7 @@ class Collector(Reader):
         if func is not None and (func.startswith(names.PACKAGE + ".") or func in optimizers.apex.OPTIMIZERS):
             if self._kernel(node, func) or self._optimizer(node, func):
                 return
-        if isinstance(node.func, cst.Attribute) and func is None:
+        if isinstance(node.func, cst.Attribute) and not names.is_npu_name(func or ""):  # (`net.npu()`, net imported too)
             self._method(node, node.func)
         if func is not None:
             self._keywords(node, func)
