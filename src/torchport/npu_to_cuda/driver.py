@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import re
+from itertools import chain
 from dataclasses import dataclass, field
 
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
 from torchport.findings import Finding
+from torchport.npu_to_cuda import imports
+from torchport.npu_to_cuda.collect import Collector
+from torchport.npu_to_cuda.edits import Apply, Edits
 from torchport.targets import Target
+from torchport.targets import npu as npu_facts
 
 # A file that never says any of these has no NPU code: it is migrated as CUDA code, byte for byte.
-MENTIONS_NPU = re.compile(rb"\bnpu\b|torch_npu|\bhccl\b|ASCEND_|NpuFused|\bnpu_\w+|\.npu\(")
+# (and Ascend's tuning, which a file may set without naming the NPU: combine_grad, TASK_QUEUE_ENABLE)
+MENTIONS_NPU = re.compile("|".join([
+    r"\bnpu\b", "torch_npu", r"\bhccl\b", "ASCEND_", "NpuFused", r"\bnpu_\w+", r"\.npu\(",
+    *(rf"\b{re.escape(name)}\b" for name in (*npu_facts.TUNING_ENV, *chain(*npu_facts.TUNING_KEYWORDS.values())))]).encode())
 
 
 @dataclass
@@ -23,4 +34,22 @@ def convert_source(text: str, path: str, target: Target) -> Conversion:
     """`text` (a whole Python file) rewritten from the NPU dialect into CUDA's; `target`: what the
     migration then moves it to (an NpuFused optimizer becomes torch's own on cuda, torchport.optim's
     twin elsewhere)."""
-    return Conversion(text)
+    if not MENTIONS_NPU.search(text.encode("utf-8", "surrogatepass")):
+        return Conversion(text)
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(text))
+    except (cst.ParserSyntaxError, RecursionError):
+        return Conversion(text)  # (the migration reports what it cannot read)
+    edits = Edits()
+    walk = Collector(target, edits)
+    wrapper.visit(walk)
+    if not edits.fixes and not edits.dropped:
+        return Conversion(text, _findings(path, edits))
+    module = imports.add_needed(wrapper.module.visit(Apply(edits)), edits)
+    new = module.code
+    return Conversion(new, _findings(path, edits), new != text)
+
+
+def _findings(path: str, edits: Edits) -> list[Finding]:
+    rows = sorted(edits.rows, key=lambda row: (row.line, row.code))
+    return [Finding(path, row.line, row.line, row.code, row.operation, row.message, row.api) for row in rows]
