@@ -21,12 +21,12 @@ from torchport.distribute.lines import line_map
 from torchport.migrate.selection import npu_codes
 from torchport.migrate.source import FileResult
 from torchport.npu_to_cuda import driver
+from torchport.npu_to_cuda.changes import NOTE as NOTE_CODE
 from torchport.npu_to_cuda.driver import MENTIONS_NPU
 from torchport.targets import Target
 from torchport.targets.cuda import TARGET as CUDA
 from torchport.targets.npu import TARGET as NPU
 
-NOTE_CODE = "TP400"  # (npu_to_cuda.changes: "uses left as they were")
 FROM_CUDA, FROM_NPU = CUDA.name, NPU.name
 SOURCES = (FROM_CUDA, FROM_NPU)
 
