@@ -133,6 +133,17 @@ def test_a_conversion_into_text_the_files_encoding_cannot_hold_is_not_made(monke
     assert "the file's encoding (iso-8859-1)" in result.findings[0].message
 
 
+def test_rows_after_a_definition_the_conversion_inserts_keep_their_lines():
+    """A kernel's torch computation is written after the imports, among rewritten lines: each
+    rewritten line still stands for its own line as read, the inserted ones for the line after."""
+    from torchport.distribute.lines import line_map
+
+    before = f"import torch\nimport {NPU.setup_import}\n\nx = a.npu()\ny = b.npu()\n"
+    after = "import torch\n\n\ndef kernel():\n    return 1\n\n\nx = a.cuda()\ny = b.cuda()\n"
+    assert line_map(before, after, align_replaced=True) == [1, 3, 4, 4, 4, 4, 4, 4, 5]
+    assert line_map(before, after)[-2:] == [5, 5]  # (by position, as --distributed's rows are mapped)
+
+
 # --- the detection -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("source", "npu"), [

@@ -68,7 +68,7 @@ def convert_then_migrate(data: bytes, path: str, source: str, target: Target,
     if result.error is not None:
         why = f"NPU code not converted: the converted file could not be migrated ({result.error})"
         return _with_rows(migrate(data), [_note(path, why)])
-    lines = line_map(text, converted.source)
+    lines = line_map(text, converted.source, align_replaced=True)  # (a kernel's definition inserted among rewritten lines)
     findings = list(converted.findings) + [mapped_back(finding, lines) for finding in result.findings]
     return replace(result, findings=_in_order(findings), suppressed=[mapped_back(f, lines) for f in result.suppressed])
 
