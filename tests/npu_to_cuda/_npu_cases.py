@@ -109,14 +109,20 @@ CASES = [
         torch.npu.get_soc_version()
         """, id="a name torch.cuda lacks stays, and so does import torch_npu"),
     case("""
+        from models import net
+
         def f(x, model):
             assert x.is_npu
             model.npu()
+            net.npu()
             return x.npu(non_blocking=True), x.untyped_storage().npu()
         """, """
+        from models import net
+
         def f(x, model):
             assert x.is_cuda
             model.cuda()
+            net.cuda()
             return x.cuda(non_blocking=True), x.untyped_storage().cuda()
         """, id="x.npu() and x.is_npu on tensors, modules and storages"),
     case('''

@@ -21,12 +21,12 @@ from torchport.distribute.lines import line_map
 from torchport.migrate.selection import npu_codes
 from torchport.migrate.source import FileResult
 from torchport.npu_to_cuda import driver
+from torchport.npu_to_cuda.changes import NOTE as NOTE_CODE
 from torchport.npu_to_cuda.driver import MENTIONS_NPU
 from torchport.targets import Target
 from torchport.targets.cuda import TARGET as CUDA
 from torchport.targets.npu import TARGET as NPU
 
-NOTE_CODE = "TP400"  # (npu_to_cuda.changes: "uses left as they were")
 FROM_CUDA, FROM_NPU = CUDA.name, NPU.name
 SOURCES = (FROM_CUDA, FROM_NPU)
 
@@ -68,7 +68,7 @@ def convert_then_migrate(data: bytes, path: str, source: str, target: Target,
     if result.error is not None:
         why = f"NPU code not converted: the converted file could not be migrated ({result.error})"
         return _with_rows(migrate(data), [_note(path, why)])
-    lines = line_map(text, converted.source)
+    lines = line_map(text, converted.source, align_replaced=True)  # (a kernel's definition inserted among rewritten lines)
     findings = list(converted.findings) + [mapped_back(finding, lines) for finding in result.findings]
     return replace(result, findings=_in_order(findings), suppressed=[mapped_back(f, lines) for f in result.suppressed])
 
