@@ -350,4 +350,22 @@ CASES = [
         profile = Profile()
         optimizer = torchport.optim.NpuFusedSGD(params, lr=0.1)
         """, id="a guarded import with the file's own fallback stays; a method of the script's own; apex.optimizers.NpuFused*"),
+    case("""
+        import torch
+        import deepspeed_npu
+
+        class NpuLinear(torch.nn.Linear):
+            def forward(self, x):
+                return torch.npu_linear(x, self.weight, self.bias)
+
+        y = torch.npu_mish(x)
+        """, """
+        import torch
+
+        class NpuLinear(torch.nn.Linear):
+            def forward(self, x):
+                return torch.nn.functional.linear(x, self.weight, self.bias)
+
+        y = torch.nn.functional.mish(x)
+        """, id="torch_npu 1.x's kernels in torch itself; an Ascend adapter imported for its effect"),
 ]

@@ -89,17 +89,16 @@ class Collector(Reader):
     # -- calls: kernels, optimizers, methods, keywords --
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         func = self.imported(node.func)
-        if func is not None and (func.startswith(names.PACKAGE + ".") or func in optimizers.apex.OPTIMIZERS):
-            if self._kernel(node, func) or self._optimizer(node, func):
-                return
+        if func is not None and (self._kernel(node, func) or self._optimizer(node, func)):
+            return
         if isinstance(node.func, cst.Attribute) and not names.is_npu_name(func or ""):  # (`net.npu()`, net imported too)
             self._method(node, node.func)
         if func is not None:
             self._keywords(node, func)
 
     def _kernel(self, node: cst.Call, func: str) -> bool:
-        name = func[len(names.PACKAGE) + 1:]
-        if "." in name or not kernels.is_kernel(name):
+        name = names.kernel_name(func)
+        if name is None or not kernels.is_kernel(name):
             return False
         self.skipped.add(node.func)
         op = kernels.op_named(name)
@@ -239,6 +238,8 @@ class Collector(Reader):
                 what = "torch.profiler has no such name"
             elif names.canonical(qualified).startswith(names.NPU.device_module + "."):
                 what = "torch.cuda has no such API"
+            elif names.is_plugin(qualified):
+                what = "an Ascend adapter's own, nothing of torch stands for it"
             else:
                 what = "torch_npu's own, nothing of torch stands for it"
             self.left(node, code_, f"{names.canonical(qualified)}: {what}", qualified)
