@@ -138,3 +138,19 @@ def test_bad_input_is_one_line_and_status_2(survey, tmp_path, capsys, make):
     assert survey.main([str(make(tmp_path))]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("npu_survey: ")
+
+
+def test_other_npu_traces_are_told_apart_from_the_count(survey, tmp_path):
+    out = write_out(tmp_path / "out", {"a.py": """\
+        import torch
+        loc = 'npu:{}'.format(0)
+        device = "npu" if True else "cpu"
+        with torch.autograd.profiler.profile(use_npu=True) as prof:
+            x = torch.ones(1).to("npu:0")
+        menu = "npus"
+        """})
+    summary = survey.measure(out)
+    assert summary["leftovers"] == 0 and summary["unlisted"] == []
+    found = [(i["line"], i["kind"], i["api"]) for i in summary["other_npu_isms"]]
+    assert found == [(2, "npu-device-string", "'npu:{}'"), (3, "npu-device-string", "'npu'"), (4, "npu-keyword", "use_npu="),
+                     (5, "npu-device-string", "'npu:0'")]

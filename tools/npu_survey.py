@@ -22,6 +22,7 @@ import argparse
 import ast
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -159,6 +160,30 @@ def leftovers(text: str, relative: str, names: tuple[str, str, str]) -> list[Lef
     return sorted(found, key=lambda f: (f.line, f.api))
 
 
+NPU_DEVICE_STRING = re.compile(r"npu(:(\d+|\{\w*\}))?")  # "npu", "npu:0", "npu:{}".format(...)
+
+
+def npu_isms(text: str, relative: str) -> list[Leftover]:
+    """Other traces of the NPU, outside the Done-when count: an `npu` keyword argument (e.g.
+    torch.autograd.profiler.profile(use_npu=True), which torch refuses), and a device string
+    "npu" / "npu:N" / "npu:{}" (torch.device("npu") fails without torch_npu)."""
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg and "npu" in keyword.arg.split("_"):
+                    found.append((keyword.value, "npu-keyword", f"{keyword.arg}="))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and NPU_DEVICE_STRING.fullmatch(node.value):
+            found.append((node, "npu-device-string", repr(node.value)))
+    result = []
+    for node, kind, api in found:
+        line = getattr(node, "lineno", 0)
+        result.append(Leftover(relative, line, kind, api, lines[line - 1].strip() if 0 < line <= len(lines) else ""))
+    return sorted(result, key=lambda f: (f.line, f.api))
+
+
 def _resolve(dotted: str, bound: dict[str, str]) -> str | None:
     """`dotted` with its first name replaced by what the file's imports bound it to (None: not
     a name from torch or the NPU package)."""
@@ -243,7 +268,7 @@ def measure(out: Path, target: str = "cpu") -> dict:
     skipped = {r["File"].replace("\\", "/"): r["Reason"] for r in _dict_rows(report / SKIPPED)}
     names = npu_names()
 
-    files, lines_total, left, unreadable = 0, 0, [], []
+    files, lines_total, left, unreadable, isms = 0, 0, [], [], []
     for path in sorted(out.rglob("*.py")):
         relative = path.relative_to(out).as_posix()
         if relative.startswith(REPORT_FOLDER + "/"):
@@ -253,6 +278,7 @@ def measure(out: Path, target: str = "cpu") -> dict:
         lines_total += text.count("\n")
         try:
             left += leftovers(text, relative, names)
+            isms += npu_isms(text, relative)
         except (SyntaxError, ValueError, RecursionError) as error:
             unreadable.append((relative, f"{type(error).__name__}: {error}"))
 
@@ -295,6 +321,7 @@ def measure(out: Path, target: str = "cpu") -> dict:
         "leftovers": len(left),
         "unlisted": unlisted,
         "unlisted_per_api": dict(sorted(Counter(u["api"] for u in unlisted).items(), key=lambda kv: (-kv[1], kv[0]))),
+        "other_npu_isms": [asdict(i) for i in isms],
     }
 
 
@@ -334,6 +361,11 @@ def print_summary(summary: dict, file=sys.stdout) -> None:
     for u in summary["unlisted"]:
         also = f" (in {', '.join(u['elsewhere'])})" if u["elsewhere"] else ""
         say(f"  {u['file']}:{u['line']}: [{u['kind']}] {u['api']}{also}: {u['text']}")
+    isms = summary.get("other_npu_isms", [])
+    if isms:
+        say(f"other NPU traces (not in the count above): {len(isms)}")
+        for i in isms:
+            say(f"  {i['file']}:{i['line']}: [{i['kind']}] {i['api']}: {i['text']}")
 
 
 def main(argv: list[str] | None = None) -> int:
