@@ -148,9 +148,12 @@ def test_other_npu_traces_are_told_apart_from_the_count(survey, tmp_path):
         with torch.autograd.profiler.profile(use_npu=True) as prof:
             x = torch.ones(1).to("npu:0")
         menu = "npus"
+        kwargs = {'use_npu': True}
+        half = x.type() == 'torch.npu.HalfTensor'
         """})
     summary = survey.measure(out)
     assert summary["leftovers"] == 0 and summary["unlisted"] == []
     found = [(i["line"], i["kind"], i["api"]) for i in summary["other_npu_isms"]]
     assert found == [(2, "npu-device-string", "'npu:{}'"), (3, "npu-device-string", "'npu'"), (4, "npu-keyword", "use_npu="),
-                     (5, "npu-device-string", "'npu:0'")]
+                     (5, "npu-device-string", "'npu:0'"), (7, "npu-keyword", "use_npu="),
+                     (8, "npu-type-string", "'torch.npu.HalfTensor'")]

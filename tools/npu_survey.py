@@ -160,12 +160,14 @@ def leftovers(text: str, relative: str, names: tuple[str, str, str]) -> list[Lef
     return sorted(found, key=lambda f: (f.line, f.api))
 
 
+NPU_TYPE_STRING = re.compile(r"torch\.npu\.\w+Tensor")
 NPU_DEVICE_STRING = re.compile(r"npu(:(\d+|\{\w*\}))?")  # "npu", "npu:0", "npu:{}".format(...)
 
 
 def npu_isms(text: str, relative: str) -> list[Leftover]:
     """Other traces of the NPU, outside the Done-when count: an `npu` keyword argument (e.g.
-    torch.autograd.profiler.profile(use_npu=True), which torch refuses), and a device string
+    torch.autograd.profiler.profile(use_npu=True), which torch refuses, also as a dict key passed on
+    as **kwargs), a tensor type name 'torch.npu.HalfTensor', and a device string
     "npu" / "npu:N" / "npu:{}" (torch.device("npu") fails without torch_npu)."""
     tree = ast.parse(text)
     lines = text.splitlines()
@@ -175,8 +177,16 @@ def npu_isms(text: str, relative: str) -> list[Leftover]:
             for keyword in node.keywords:
                 if keyword.arg and "npu" in keyword.arg.split("_"):
                     found.append((keyword.value, "npu-keyword", f"{keyword.arg}="))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and NPU_DEVICE_STRING.fullmatch(node.value):
-            found.append((node, "npu-device-string", repr(node.value)))
+        elif isinstance(node, ast.Dict):  # {'use_npu': True} passed on as **kwargs
+            for key in node.keys:
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier() \
+                        and "npu" in key.value.split("_"):
+                    found.append((key, "npu-keyword", f"{key.value}="))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if NPU_DEVICE_STRING.fullmatch(node.value):
+                found.append((node, "npu-device-string", repr(node.value)))
+            elif NPU_TYPE_STRING.fullmatch(node.value):  # x.type() == 'torch.npu.HalfTensor'
+                found.append((node, "npu-type-string", repr(node.value)))
     result = []
     for node, kind, api in found:
         line = getattr(node, "lineno", 0)
