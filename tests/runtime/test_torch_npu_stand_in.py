@@ -94,6 +94,18 @@ def test_npu_device_values_become_the_targets(npu_session):
     ]
 
 
+def test_checkpoints_load_from_npu_locations(npu_session, tmp_path):
+    path = tmp_path / "checkpoint.pt"
+    torch.save({"w": torch.ones(2)}, path)
+    assert torch.load(path, map_location=f"{DEVICE}:0")["w"].device.type == "cpu"
+    assert torch.load(path, map_location=lambda storage, location: getattr(storage, DEVICE)())["w"].device.type == "cpu"
+    assert logged(npu_session) == [
+        f"torch.load(map_location='{DEVICE}:0') -> torch.load(map_location='cpu') [adapted] the device index is dropped: "
+        "one cpu device",
+        f"torch.UntypedStorage.{DEVICE} -> torch.UntypedStorage.cpu [same] device 'cpu'",
+    ]
+
+
 def test_torch_npu_calls_go_where_the_runs_torch_cuda_calls_go(npu_session):
     device_module = npu_import(PACKAGE).npu
     device_module.set_device(f"{DEVICE}:0")
@@ -122,7 +134,7 @@ def test_npu_only_tuning_is_a_logged_no_op(npu_session):
     device_module.matmul.allow_hf32 = True
     assert device_module.config.allow_internal_format is False and device_module.conv.allow_hf32 is None
     assert [line.split(" [")[1] for line in logged(npu_session)] == [
-        "no-op] NPU-only tuning: nothing to do on cpu"] * 2 + ["no-op] NPU-only setting: nothing to set on cpu"] * 2
+        "no-op] NPU-only: nothing to do on cpu (returns None)"] * 2 + ["no-op] NPU-only setting: nothing to set on cpu"] * 2
 
 
 def test_a_name_torch_npu_lacks_is_an_error_naming_it(npu_session):
