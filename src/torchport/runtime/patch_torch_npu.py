@@ -20,7 +20,6 @@ Nothing is served on the NPU target itself, nor where a real torch_npu is import
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
 import sys
 import types
@@ -30,7 +29,7 @@ from torchport.apis.amp import STATE_QUERIES
 from torchport.runtime.devices import dialect_of
 from torchport.runtime.patch_cuda_module import redirection
 from torchport.runtime.patchbook import ABSENT
-from torchport.runtime.stand_in import StandInFinder
+from torchport.runtime.stand_in import StandInFinder, found_elsewhere
 from torchport.targets.npu import TARGET as NPU
 from torchport.targets.surface import NPU_SURFACE, cuda_apis, load
 from torchport.targets.verdict import Kind, Verdict
@@ -48,7 +47,7 @@ def serves(session) -> bool:
     """Whether this run stands in for torch_npu: not on the NPU, nor where a real one is importable."""
     if session.device_type == NPU.device_type:
         return False
-    return PACKAGE not in sys.modules and importlib.util.find_spec(PACKAGE) is None
+    return PACKAGE not in sys.modules and not found_elsewhere(PACKAGE)  # (another session's stand-in is none)
 
 
 def install(session) -> None:
