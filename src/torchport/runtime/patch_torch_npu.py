@@ -38,7 +38,8 @@ ORDER = 5  # first: patch_devices, patch_amp, patch_distributed and patch_memory
 PACKAGE = NPU.setup_import  # torch_npu
 DEVICE_MODULE = NPU.device_module  # torch.npu
 COMPAT = f"torchport.compat.{PACKAGE}"
-PACKAGE_DEVICE_MODULE = f"{PACKAGE}.{DEVICE_MODULE.rpartition('.')[2]}"  # torch_npu.npu, which torch.npu is
+ATTRIBUTE = DEVICE_MODULE.rpartition(".")[2]  # torch's attribute for it
+PACKAGE_DEVICE_MODULE = f"{PACKAGE}.{ATTRIBUTE}"  # torch_npu.npu, which torch.npu is
 TRANSFER = f"{PACKAGE}.contrib.transfer_to_{NPU.device_type}"
 NO_DEVICE = {"is_available": False, "device_count": 0}  # what a hardware probe learns of torch.npu here
 
@@ -80,8 +81,8 @@ def _on_serve(session, stand_in):
     import torch
 
     def served(fullname: str, module) -> None:
-        if fullname == PACKAGE and DEVICE_MODULE.rpartition(".")[2] not in vars(torch):
-            session.book.replace(torch, DEVICE_MODULE.rpartition(".")[2], stand_in.npu)  # as torch_npu does
+        if fullname == PACKAGE and ATTRIBUTE not in vars(torch):
+            session.book.replace(torch, ATTRIBUTE, stand_in.npu)  # as torch_npu does
 
     return served
 
