@@ -251,7 +251,6 @@ CASES = [
         import torch_npu
 
         def forward(x, w, b):
-            x = x
             y = torch.nn.functional.linear((x + 1), w, b) * 2
             z = torch.nn.functional.linear(x, w, None).relu()
             t = torch.reshape(torch.permute(y, (1, 0)), (4,))
@@ -368,4 +367,17 @@ CASES = [
 
         y = torch.nn.functional.mish(x)
         """, id="torch_npu 1.x's kernels in torch itself; an Ascend adapter imported for its effect"),
+    case("""
+        import torch_npu
+
+        def init(module, x):
+            module.weight.data = module.weight.data.npu_format_cast(29)
+            x = torch_npu.npu_format_cast(x, 2)
+            y = torch_npu.npu_format_cast(x, 2)
+            return y
+        """, """
+        def init(module, x):
+            y = x
+            return y
+        """, id="a layout cast assigned back to its input goes with its statement"),
 ]

@@ -76,7 +76,30 @@ class Collector(Reader):
     def visit_Assign(self, node: cst.Assign) -> bool:  # noqa: N802
         if isinstance(node.value, cst.Call) and optimizers.constructor(self.imported(node.value.func)) is not None:
             self.optimizers.update(code(t.target) for t in node.targets)
-        return self._drop(node, statements.dropped_assignment(self, node))
+        return self._drop(node, statements.dropped_assignment(self, node) or self._self_cast(node))
+
+    def _self_cast(self, node: cst.Assign) -> statements.Dropped | None:
+        """`x = torch_npu.npu_format_cast(x, 29)`: a kernel that is its input elsewhere, assigned
+        back to it (ModelZoo's most common kernel use), goes with its statement."""
+        call = node.value
+        if len(node.targets) != 1 or not isinstance(call, cst.Call):
+            return None
+        func = self.imported(call.func)
+        if func is not None:
+            name, receiver = names.kernel_name(func), None
+        elif isinstance(call.func, cst.Attribute) and self.imported(call.func.value) is None:
+            name, receiver = call.func.attr.value, call.func.value
+        else:
+            return None
+        op = kernels.op_named(name) if name else None
+        if op is None or receiver is not None and code(receiver) == SELF:
+            return None
+        bound = kernels.bind(op, list(call.args), receiver)
+        if not kernels.is_identity(op, bound, node.targets[0].target):
+            return None
+        api = func or f"torch.Tensor.{name}"
+        return statements.Dropped(f"drop the statement: {api} is its input elsewhere, and it is assigned back to it",
+                                  api, changes.KERNELS)
 
     def _drop(self, node, why: statements.Dropped | None) -> bool:
         """Whether to walk on into `node` (not into a statement that goes)."""
