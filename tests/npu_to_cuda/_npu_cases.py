@@ -380,4 +380,30 @@ CASES = [
             y = x
             return y
         """, id="a layout cast assigned back to its input goes with its statement"),
+    case("""
+        import torch
+        from torch_npu.npu import synchronize, get_soc_version
+        from torch_npu.npu.amp import GradScaler
+        import torch_npu.npu.amp as npu_amp
+        from torch_npu import profiler as prof
+
+        synchronize()
+        s = GradScaler()
+        with npu_amp.autocast():
+            pass
+        with prof.profile(activities=[prof.ProfilerActivity.NPU]) as p:
+            pass
+        v = get_soc_version()
+        """, """
+        import torch
+        from torch_npu.npu import get_soc_version
+
+        torch.cuda.synchronize()
+        s = torch.cuda.amp.GradScaler()
+        with torch.cuda.amp.autocast():
+            pass
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as p:
+            pass
+        v = get_soc_version()
+        """, id="names imported from torch_npu's modules; only what is left keeps its import"),
 ]
