@@ -17,7 +17,7 @@ from torchport.npu_to_cuda.edits import Edits, code
 def decide(walk: Collector, edits: Edits) -> None:
     """Drop the aliases (and statements) of torch_npu imports nothing unconverted reads."""
     touched = edits.touched()
-    for _, statement in walk.imports:
+    for statement in walk.imports:
         if isinstance(statement.names, cst.ImportStar):
             imported = code(statement.module)
             edits.row(walk.line(statement), changes.IMPORTS, Operation.UNSUPPORTED,
