@@ -58,6 +58,7 @@ CASES = [
         torch_npu.npu.empty_cache()
         g = torch.npu.NPUGraph()
         mod = torch.npu
+        name = torch_npu.npu.utils.get_device_name(0)
         """, """
         import torch
 
@@ -65,7 +66,9 @@ CASES = [
         torch.cuda.empty_cache()
         g = torch.cuda.CUDAGraph()
         mod = torch.cuda
-        """, id="aliases resolve; torch_npu.npu is torch.npu; NPUGraph -> CUDAGraph; the module as a value"),
+        name = torch.cuda.get_device_name(0)
+        """, id="aliases resolve; torch_npu.npu is torch.npu; NPUGraph -> CUDAGraph; the module as a value; "
+               "what torch.npu exports from its submodules"),
     case("""
         from torch_npu.contrib import transfer_to_npu
         import torch
