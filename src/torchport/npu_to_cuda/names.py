@@ -14,7 +14,7 @@ from torchport.apis.distributed import CUDA_DIST_BACKEND
 from torchport.apis.profiler import CUDA_ACTIVITY
 from torchport.targets import npu as npu_facts
 from torchport.targets.npu import TARGET as NPU
-from torchport.targets.surface import TORCH_SURFACE, names
+from torchport.targets.surface import NPU_SURFACE, TORCH_SURFACE, load, names
 from torchport.targets.torch_api import torch_api
 
 PACKAGE = NPU.setup_import  # torch_npu
@@ -39,8 +39,22 @@ DEVICE_WORD = re.compile(rf"\b{DEVICE_TYPE}\b", re.IGNORECASE)
 
 
 def is_npu_name(qualified: str) -> bool:
-    """Whether `qualified` is torch_npu's or torch.npu's."""
-    return any(qualified == root or qualified.startswith(root + ".") for root in (PACKAGE, NPU.device_module))
+    """Whether `qualified` is torch_npu's, torch.npu's or an Ascend adapter's (deepspeed_npu)."""
+    return any(qualified == root or qualified.startswith(root + ".")
+               for root in (PACKAGE, NPU.device_module, *npu_facts.PLUGINS))
+
+
+def is_plugin(qualified: str) -> bool:
+    return qualified.split(".")[0] in npu_facts.PLUGINS
+
+
+def kernel_name(qualified: str) -> str | None:
+    """`npu_linear` of torch_npu.npu_linear (or of torch.npu_linear, as torch_npu 1.x named its kernels)."""
+    for module in (PACKAGE, npu_facts.LEGACY_KERNEL_MODULE):
+        if qualified.startswith(module + "."):
+            name = qualified[len(module) + 1:]
+            return name if "." not in name else None
+    return None
 
 
 def canonical(qualified: str) -> str:
@@ -77,12 +91,19 @@ def _device_module_api(parts: list[str]) -> str | None:
         return ".".join([amp, *parts[1:]]) if parts[1] in _cuda_surface(amp) else None
     if first in _cuda_surface(DEVICE_MODULE):
         return ".".join([DEVICE_MODULE, *parts])
+    if len(parts) == 2 and parts[1] in _cuda_surface(DEVICE_MODULE) and _is_npu_submodule(first):
+        return f"{DEVICE_MODULE}.{parts[1]}"  # torch_npu.npu.utils.get_device_name: what torch.npu exports
     prefix = DEVICE_TYPE.upper()
     if first.startswith(prefix):  # NPUGraph: the class CUDA names after itself
         twin = graphs.CUDA_PREFIX + first[len(prefix):]
         if graphs.twin(twin, DEVICE_TYPE) == first and twin in _cuda_surface(DEVICE_MODULE):
             return ".".join([DEVICE_MODULE, twin, *parts[1:]])
     return None
+
+
+def _is_npu_submodule(name: str) -> bool:
+    """torch_npu.npu.utils, .memory, .streams: modules of torch_npu.npu in its surface."""
+    return f"{npu_facts.DEVICE_MODULE_HOME}.{name}" in load(NPU_SURFACE)["modules"]
 
 
 def _profiler_api(parts: list[str]) -> str | None:
