@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
 from torchport.findings import Finding
+from torchport.npu_to_cuda import imports
+from torchport.npu_to_cuda.collect import Collector
+from torchport.npu_to_cuda.edits import Apply, Edits
 from torchport.targets import Target
 
 # A file that never says any of these has no NPU code: it is migrated as CUDA code, byte for byte.
@@ -23,4 +29,22 @@ def convert_source(text: str, path: str, target: Target) -> Conversion:
     """`text` (a whole Python file) rewritten from the NPU dialect into CUDA's; `target`: what the
     migration then moves it to (an NpuFused optimizer becomes torch's own on cuda, torchport.optim's
     twin elsewhere)."""
-    return Conversion(text)
+    if not MENTIONS_NPU.search(text.encode("utf-8", "surrogatepass")):
+        return Conversion(text)
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(text))
+    except (cst.ParserSyntaxError, RecursionError):
+        return Conversion(text)  # (the migration reports what it cannot read)
+    edits = Edits()
+    walk = Collector(target, edits)
+    wrapper.visit(walk)
+    if not edits.fixes and not edits.dropped:
+        return Conversion(text, _findings(path, edits))
+    module = imports.add_needed(wrapper.module.visit(Apply(edits)), edits)
+    new = module.code
+    return Conversion(new, _findings(path, edits), new != text)
+
+
+def _findings(path: str, edits: Edits) -> list[Finding]:
+    rows = sorted(edits.rows, key=lambda row: (row.line, row.code))
+    return [Finding(path, row.line, row.line, row.code, row.operation, row.message, row.api) for row in rows]

@@ -40,3 +40,19 @@ TARGET = Target(
     kernels=Kernels("NPU", own_data=NPU_KERNELS, namespace="npu",
                     without_kernel="torch_npu runs it on the CPU, with a warning (slow)"),
 )
+
+# -- what NPU code says that `migrate --from npu` reads back into CUDA's dialect --
+DEVICE_MODULE_HOME = "torch_npu.npu"  # the module torch_npu installs as torch.npu
+TRANSFER_TO_NPU = "torch_npu.contrib.transfer_to_npu"  # imported for its effect: CUDA code redirected at run time
+# NPU-only tuning, as ModelZoo's scripts write it: no meaning off the NPU, so the statement goes.
+TUNING_CALLS = tuple(f"{TARGET.device_module}.{name}" for name in (
+    "set_compile_mode", "set_option", "set_aoe", "set_mm_bmm_format_nd", "set_op_timeout_ms",
+    "init_dump", "set_dump", "finalize_dump"))
+TUNING_FLAGS = tuple(f"{TARGET.device_module}.{name}" for name in (  # assigned: torch.npu.config.allow_internal_format = False
+    "config.allow_internal_format", "matmul.allow_hf32", "conv.allow_hf32"))
+TUNING_KEYWORDS = {"apex.amp.initialize": ("combine_grad",)}  # Ascend apex's: gradients unscaled in one fused buffer
+TUNING_ENV = (*(setting.name for setting in TARGET.launch.settings), "COMBINED_ENABLE", "INF_NAN_MODE_ENABLE",
+              "PYTORCH_NPU_ALLOC_CONF", "ACLNN_CACHE_LIMIT", "MULTI_STREAM_MEMORY_REUSE")
+ENV_PREFIXES = ("ASCEND_", "HCCL_", "ACL_")  # CANN's own settings (read: a note; set: dropped)
+PROFILER_CONFIG = f"{TARGET.profiler_module}._ExperimentalConfig"  # torch_npu profile's experimental_config=
+PROFILER_CONFIG_KEYWORD = "experimental_config"

@@ -1,0 +1,302 @@
+"""One walk of a file that records what each NPU use becomes (edits.Edits): names, methods, device
+strings, tuning statements, kernels, optimizers, the profiler. The imports are decided after it
+(imports.py), from what it left unconverted."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchport.findings import Operation
+from torchport.npu_to_cuda import changes, kernels, names, optimizers, strings
+from torchport.npu_to_cuda.edits import Edits, code
+from torchport.npu_to_cuda.reading import Reader
+from torchport.targets import Target
+from torchport.targets import npu as npu_facts
+
+ENVIRON = "os.environ"
+ENV_SETTERS = ("os.environ.setdefault", "os.putenv")
+
+
+class Collector(Reader):
+    def __init__(self, target: Target, edits: Edits) -> None:
+        super().__init__()
+        self.target = target
+        self.edits = edits
+        self.skipped: set[cst.CSTNode] = set()  # subtrees already decided (a dropped argument, a kernel's name)
+        self.unconverted: list[tuple[int, str]] = []  # (line, name) of NPU uses left as written
+        self.imports: list[tuple[cst.SimpleStatementLine, cst.Import | cst.ImportFrom]] = []
+        self.optimizers: set[str] = set()  # the code of what holds an NpuFused optimizer made here
+
+    def leave_Module(self, original_node: cst.Module) -> None:  # noqa: N802
+        """The imports, decided while the metadata is at hand (imports.py)."""
+        from torchport.npu_to_cuda import imports
+
+        imports.decide(self, self.edits)
+
+    # -- the skipped subtrees --
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return node not in self.skipped and super().on_visit(node)
+
+    def change(self, node, fix, line_of, code_, message, api="", operation=Operation.MODIFY) -> None:
+        self.edits.fix(node, fix)
+        self.edits.row(self.line(line_of), code_, operation, message, api)
+
+    def left(self, node: cst.CSTNode, code_: str, message: str, api: str) -> None:
+        """An NPU use that stays as written: torch_npu is still needed for it."""
+        self.unconverted.append((self.line(node), api))
+        self.edits.row(self.line(node), code_, Operation.UNSUPPORTED, message, api)
+
+    # -- imports: decided once the walk knows what stays (imports.py) --
+    def visit_Import(self, node: cst.Import) -> bool:  # noqa: N802
+        if any(names.is_npu_name(code(alias.name)) for alias in node.names):
+            self.imports.append((self.parent(node), node))
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:  # noqa: N802
+        module = code(node.module) if node.module is not None and not node.relative else ""
+        if names.is_npu_name(module) or (module and self._imports_npu_optimizer(node, module)):
+            self.imports.append((self.parent(node), node))
+        return False
+
+    def _imports_npu_optimizer(self, node: cst.ImportFrom, module: str) -> bool:
+        return not isinstance(node.names, cst.ImportStar) and any(
+            optimizers.constructor(f"{module}.{code(alias.name)}") for alias in node.names)
+
+    # -- statements: NPU-only tuning goes --
+    def visit_Expr(self, node: cst.Expr) -> bool:  # noqa: N802
+        call = node.value
+        if not isinstance(call, cst.Call):
+            return True
+        func = self.imported(call.func) or ""
+        if names.is_tuning_call(func):
+            return self._drop(node, f"drop {names.canonical(func)}(...): NPU-only tuning, nothing to tune off the NPU", func)
+        if func in ENV_SETTERS and call.args:
+            env = strings.string_value(call.args[0].value)
+            if env is not None and names.is_npu_setting(env):
+                return self._drop(node, f"drop {func}({env!r}, ...): a setting of the NPU's software stack", env)
+        return True
+
+    def visit_Assign(self, node: cst.Assign) -> bool:  # noqa: N802
+        targets = [t.target for t in node.targets]
+        flags = [self.imported(t) or "" for t in targets]
+        if all(names.is_tuning_flag(flag) for flag in flags):
+            return self._drop(node, f"drop {names.canonical(flags[0])} = ...: NPU-only tuning", names.canonical(flags[0]))
+        settings = [self._environ_key(t) for t in targets]
+        if all(s is not None and names.is_npu_setting(s) for s in settings):
+            return self._drop(node, f"drop os.environ[{settings[0]!r}] = ...: a setting of the NPU's software stack",
+                              settings[0])
+        if self._is_profiler_config(node):
+            return self._drop(node, "drop the NPU profiler's experimental config: torch's profile takes none",
+                              npu_facts.PROFILER_CONFIG, code_=changes.PROFILER)
+        found = optimizers.constructor(self.imported(node.value.func)) if isinstance(node.value, cst.Call) else None
+        if found is not None:
+            self.optimizers.update(code(t) for t in targets)
+        return True
+
+    def _environ_key(self, target: cst.BaseExpression) -> str | None:
+        if not (isinstance(target, cst.Subscript) and self.imported(target.value) == ENVIRON and len(target.slice) == 1):
+            return None
+        index = target.slice[0].slice
+        return strings.string_value(index.value) if isinstance(index, cst.Index) else None
+
+    def _is_profiler_config(self, node: cst.Assign) -> bool:
+        """`config = torch_npu.profiler._ExperimentalConfig(...)`, read only as a profile's experimental_config."""
+        if not (len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Call)):
+            return False
+        if self.imported(node.value.func) != npu_facts.PROFILER_CONFIG:
+            return False
+        from libcst.metadata import ScopeProvider
+
+        scope = self.get_metadata(ScopeProvider, node, None)
+        if scope is None:
+            return False
+        name = node.targets[0].target.value
+        accesses = [access for assignment in scope.assignments[name] for access in assignment.references]
+        return all(self._is_config_argument(access.node) for access in accesses)
+
+    def _is_config_argument(self, node: cst.CSTNode) -> bool:
+        parent = self.parent(node)
+        return (isinstance(parent, cst.Arg) and parent.keyword is not None
+                and parent.keyword.value == npu_facts.PROFILER_CONFIG_KEYWORD)
+
+    def _drop(self, node, message: str, api: str, code_: str = changes.TUNING) -> bool:
+        self.edits.dropped.add(node)
+        self.edits.row(self.line(node), code_, Operation.DELETE, message, api)
+        return False
+
+    # -- calls: kernels, optimizers, methods, keywords --
+    def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
+        func = self.imported(node.func)
+        if func is not None and (func.startswith(names.PACKAGE + ".") or func in optimizers.apex.OPTIMIZERS):
+            if self._kernel(node, func) or self._optimizer(node, func):
+                return
+        if isinstance(node.func, cst.Attribute) and func is None:
+            self._method(node, node.func)
+        if func is not None:
+            self._keywords(node, func)
+
+    def _kernel(self, node: cst.Call, func: str) -> bool:
+        name = func[len(names.PACKAGE) + 1:]
+        if "." in name or not name.startswith(f"{names.DEVICE_TYPE}_"):
+            return False
+        self.skipped.add(node.func)
+        op = kernels.op_named(name)
+        if op is None:
+            self.left(node, changes.KERNELS, f"{func}: no torch computation known for this kernel; port it by hand", func)
+            return True
+        self._convert_kernel(node, op, node.args, None, func)
+        return True
+
+    def _convert_kernel(self, node: cst.Call, op, args, receiver, api: str) -> None:
+        parent = self.parent(node)
+        first = isinstance(parent, cst.Subscript) and _is_first(parent) and op.inline_first is not None
+        bound = kernels.bind(op, list(args), receiver)
+        template = op.inline_first if first else op.inline
+        note = f" ({op.note})" if op.note else ""
+        if template is not None and bound is not None:
+            self.edits.modules |= kernels.modules_of_template(template, op)
+            where = parent if first else node
+            around = self.parent(where)
+
+            def fix(updated, template=template):
+                call = updated.value if first else updated
+                receiver_now = call.func.value if receiver is not None else None
+                filled = kernels.filled(template, kernels.bind(op, list(call.args), receiver_now))
+                return kernels.standing(filled, around)
+
+            shown = template.format(**{name: name for name in op.parameters})
+            self.change(where, fix, node, changes.KERNELS, f"{api}{'(...)[0]' if first else ''} -> {shown}{note}", api)
+            return
+        source, modules = kernels.helper(op.name)
+        self.edits.helpers.setdefault(op.name, source)
+        self.edits.modules |= modules
+
+        def point(updated: cst.Call) -> cst.Call:
+            if receiver is None:
+                return updated.with_changes(func=cst.Name(op.name))
+            return updated.with_changes(func=cst.Name(op.name), args=[cst.Arg(updated.func.value), *updated.args])
+
+        self.change(node, point, node, changes.KERNELS, f"{api} -> {op.name}, its torch computation written into "
+                    f"the file{note}", api)
+
+    def _optimizer(self, node: cst.Call, func: str) -> bool:
+        found = optimizers.constructor(func)
+        if found is None:
+            return False
+        self.skipped.add(node.func)
+        new, why = optimizers.replacement(found, node, self.target)
+        self.edits.modules.add(new.rpartition(".")[0].split(".")[0] if new.startswith("torch.") else new.rpartition(".")[0])
+        self.change(node.func, lambda _: cst.parse_expression(new), node, changes.OPTIMIZERS,
+                    f"{func} -> {new}: {why}", func)
+        return True
+
+    def _method(self, node: cst.Call, func: cst.Attribute) -> None:
+        attr = func.attr.value
+        if attr == names.METHOD:
+            self.change(func, lambda u: u.with_changes(attr=cst.Name(names.CUDA_METHOD)), node, changes.METHODS,
+                        f".{attr}() -> .{names.CUDA_METHOD}()", f"torch.Tensor.{attr}")
+        elif attr == optimizers.CLIP:
+            self._clip(node, func)
+        elif kernels.op_named(attr) is not None and self.imported(func.value) is None:
+            # (torch_npu's Tensor methods: x.npu_format_cast(29))
+            self._convert_kernel(node, kernels.op_named(attr), node.args, func.value, f"torch.Tensor.{attr}")
+
+    def _clip(self, node: cst.Call, func: cst.Attribute) -> None:
+        receiver = code(func.value)
+        if receiver not in self.optimizers:
+            self.edits.row(self.line(node), changes.OPTIMIZERS, Operation.NOTE,
+                           f"{receiver}.{optimizers.CLIP}: not an NpuFused optimizer made in this file; torch's "
+                           f"optimizers lack it (torchport.optim's have it): clip with {optimizers.CLIP_FUNCTION}",
+                           optimizers.CLIP)
+            return
+        self.edits.modules.add("torch")
+
+        def fix(updated: cst.Call) -> cst.Call:
+            held = code(updated.func.value)
+            parameters = cst.parse_expression(f'[p for group in {held}.param_groups for p in group["{optimizers.PARAMS}"]]')
+            return updated.with_changes(func=cst.parse_expression(optimizers.CLIP_FUNCTION),
+                                        args=[cst.Arg(parameters), *updated.args])
+
+        self.change(node, fix, node, changes.OPTIMIZERS,
+                    f"{receiver}.{optimizers.CLIP}(...) -> {optimizers.CLIP_FUNCTION} over its parameters", optimizers.CLIP)
+
+    def _keywords(self, node: cst.Call, func: str) -> None:
+        dropped = set(names.tuning_keywords(func))
+        code_ = changes.TUNING
+        if func == f"{names.NPU.profiler_module}.profile":
+            dropped.add(npu_facts.PROFILER_CONFIG_KEYWORD)
+            code_ = changes.PROFILER
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in dropped:
+                self.skipped.add(arg)
+                self.edits.dropped.add(arg)  # (what it reads is no use of torch_npu's left)
+                keyword = arg.keyword.value
+                self.change(node, _without_keyword(keyword), arg, code_,
+                            f"drop {keyword}= of {func}: the NPU's own, nothing like it elsewhere", func, Operation.DELETE)
+
+    # -- names: torch.npu.X, torch_npu.npu.X, the profiler, x.is_npu --
+    def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
+        if not self.outermost(node) or not self.loaded(node):
+            return
+        qualified = self.imported(node)
+        if qualified is not None:
+            self._name(node, qualified)
+        elif node.attr.value == names.IS_METHOD:
+            self.change(node, lambda u: u.with_changes(attr=cst.Name(names.CUDA_IS)), node, changes.METHODS,
+                        f".{names.IS_METHOD} -> .{names.CUDA_IS}", f"torch.Tensor.{names.IS_METHOD}")
+
+    def visit_Name(self, node: cst.Name) -> None:  # noqa: N802
+        if self.outermost(node) and self.loaded(node):
+            qualified = self.imported(node)
+            if qualified is not None:
+                self._name(node, qualified)
+
+    def _name(self, node: cst.CSTNode, qualified: str) -> None:
+        found = optimizers.constructor(qualified)
+        if found is not None:
+            new, why = optimizers.replacement(found, None, self.target)
+            self.edits.modules.add(new.rpartition(".")[0])
+            self.change(node, lambda _: cst.parse_expression(new), node, changes.OPTIMIZERS, f"{qualified} -> {new}: {why}",
+                        qualified)
+            return
+        if not names.is_npu_name(qualified):
+            return
+        new = names.cuda_api(qualified)
+        profiler = qualified.startswith(f"{names.NPU.profiler_module}.")
+        code_ = changes.PROFILER if profiler else changes.DEVICE_API
+        if new is None:
+            what = "torch.profiler has no such name" if profiler else "CUDA has no such API"
+            self.left(node, code_, f"{names.canonical(qualified)}: {what}; kept, so the file still needs torch_npu", qualified)
+            return
+        self.edits.modules.add("torch")
+        self.change(node, lambda _: cst.parse_expression(new), node, code_, f"{qualified} -> {new}", qualified)
+
+    # -- strings: devices, the backend, the environment --
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
+        strings.visit(self, node)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:  # noqa: N802
+        strings.visit_formatted(self, node)
+
+
+def _is_first(subscript: cst.Subscript) -> bool:
+    """`call[0]`."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return False
+    value = subscript.slice[0].slice.value
+    return isinstance(value, cst.Integer) and value.value == "0"
+
+
+def _without_keyword(keyword: str):
+    """The call without its `keyword=` argument, the spacing before its closing parenthesis kept."""
+    def fix(updated: cst.Call) -> cst.Call:
+        args = list(updated.args)
+        at = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == keyword), None)
+        if at is None:
+            return updated
+        gone = args.pop(at)
+        if at == len(args) and args:
+            args[-1] = args[-1].with_changes(comma=gone.comma)
+        return updated.with_changes(args=args)
+
+    return fix

@@ -1,0 +1,170 @@
+"""The file's torch_npu imports, once the walk knows what it converted: a name still used as
+written keeps its import (with a row: what needs it), the others go; `import torch_npu` stays
+while anything of torch.npu is left. What the new code reads (torch, torchport.optim, the
+kernels' reference functions) is written after the imports."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, ScopeProvider
+
+from torchport.findings import Operation
+from torchport.npu_to_cuda import changes, names, optimizers
+from torchport.npu_to_cuda.collect import Collector
+from torchport.npu_to_cuda.edits import Edits, code
+
+
+def decide(walk: Collector, edits: Edits) -> None:
+    """Drop the aliases (and statements) of torch_npu imports nothing unconverted reads."""
+    touched = edits.touched()
+    for _, statement in walk.imports:
+        kept, users = [], set()
+        for alias in statement.names if not isinstance(statement.names, cst.ImportStar) else ():
+            if not _is_npu_alias(statement, alias):  # (apex.optimizers' own: the apex conversion's)
+                kept.append(alias)
+                continue
+            used = _unconverted_uses(walk, statement, alias, touched)
+            if isinstance(statement, cst.Import) and walk.unconverted:
+                used |= {use_line for use_line, _ in walk.unconverted}
+            if used:
+                kept.append(alias)
+                users |= used
+        imported = code(statement.module) if isinstance(statement, cst.ImportFrom) else ""
+        where = walk.line(statement)
+        if isinstance(statement.names, cst.ImportStar):
+            edits.row(where, changes.IMPORTS, Operation.UNSUPPORTED,
+                      f"from {imported} import *: kept; name what the file uses to convert it", imported)
+            continue
+        gone = [alias for alias in statement.names if alias not in kept]
+        for alias in gone:
+            what = _spelled(statement, alias)
+            if isinstance(statement, cst.ImportFrom) and names.is_transfer(f"{imported}.{code(alias.name)}"):
+                why = "transfer_to_npu redirects CUDA code to the NPU at run time: the file is CUDA code"
+            else:
+                why = "nothing of it is left in the file"
+            edits.row(where, changes.IMPORTS, Operation.DELETE, f"remove {what}: {why}", what)
+            edits.dropped.add(alias)
+        if any(_is_npu_alias(statement, alias) for alias in kept):
+            shown = ", ".join(str(n) for n in sorted(users))
+            first = next(alias for alias in kept if _is_npu_alias(statement, alias))
+            edits.row(where, changes.IMPORTS, Operation.UNSUPPORTED,
+                      f"keep {_spelled(statement, first)}: line {shown} still uses torch_npu as written", names.PACKAGE)
+        if not kept:
+            edits.dropped.add(statement)
+        elif gone:
+            edits.fix(statement, _without(gone, statement))
+
+
+def _is_npu_alias(statement, alias: cst.ImportAlias) -> bool:
+    if isinstance(statement, cst.Import):
+        return names.is_npu_name(code(alias.name))
+    module = code(statement.module)
+    return names.is_npu_name(module) or optimizers.constructor(f"{module}.{code(alias.name)}") is not None
+
+
+def _spelled(statement, alias: cst.ImportAlias) -> str:
+    name = code(alias.name) + (f" as {code(alias.asname.name)}" if alias.asname else "")
+    if isinstance(statement, cst.Import):
+        return f"import {name}"
+    return f"from {code(statement.module)} import {name}"
+
+
+def _without(gone: list[cst.ImportAlias], original):
+    gone_code = {code(alias.name) + (code(alias.asname) if alias.asname else "") for alias in gone}
+
+    def fix(updated):
+        left = [a for a in updated.names if code(a.name) + (code(a.asname) if a.asname else "") not in gone_code]
+        left[-1] = left[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(names=left)
+
+    return fix
+
+
+def _unconverted_uses(walk: Collector, statement, alias: cst.ImportAlias, touched: set) -> set[int]:
+    """The lines that read what `alias` binds outside anything the walk converted."""
+    scope = walk.get_metadata(ScopeProvider, statement, None)
+    if scope is None:
+        return set()
+    bound = code(alias.asname.name) if alias.asname else code(alias.name).split(".")[0]
+    lines = set()
+    for assignment in scope.assignments[bound]:
+        if getattr(assignment, "node", None) is not statement:
+            continue
+        for access in assignment.references:
+            if not _inside(walk, access.node, touched):
+                lines.add(walk.line(access.node))
+    return lines
+
+
+def _inside(walk: Collector, node: cst.CSTNode, touched: set) -> bool:
+    while node is not None:
+        if node in touched:
+            return True
+        node = walk.get_metadata(ParentNodeProvider, node, None)
+    return False
+
+
+# -- what the new code needs, after the imports --
+def add_needed(module: cst.Module, edits: Edits) -> cst.Module:
+    needed = sorted({"torch" if m == "torch" or m.startswith("torch.") else m for m in edits.modules})
+    missing = [m for m in needed if not _imports(module, m)]
+    statements = [cst.parse_statement(f"import {m}\n") for m in missing]
+    helpers = [cst.parse_statement(source + "\n") for source in edits.helpers.values()
+               if not _defines(module, source)]
+    if not statements and not helpers:
+        return module
+    at = _after_imports(module.body)
+    body = list(module.body)
+    new = list(statements)
+    for index, helper in enumerate(helpers):
+        blank = [cst.EmptyLine(), cst.EmptyLine()] if index or at or statements else []
+        new.append(helper.with_changes(leading_lines=blank))
+    if helpers and at < len(body):
+        following = body[at]
+        body[at] = following.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(),
+                                                         *_comments_only(following.leading_lines)])
+    return module.with_changes(body=[*body[:at], *new, *body[at:]])
+
+
+def _comments_only(lines):
+    return [line for line in lines if line.comment is not None]
+
+
+def _imports(module: cst.Module, name: str) -> bool:
+    """Whether the module binds `name` (torch, torchport.optim) at its top level."""
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import) and any(
+                        alias.asname is None and (code(alias.name) == name or code(alias.name).startswith(name + "."))
+                        for alias in small.names):
+                    return True
+    return False
+
+
+def _defines(module: cst.Module, source: str) -> bool:
+    name = source.split("(", 1)[0].split()[-1]
+    return any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in module.body)
+
+
+def _after_imports(body) -> int:
+    """The index after the leading docstring, imports and guarded imports (`try: import ...`)."""
+    at = 0
+    for index, statement in enumerate(body):
+        if _is_import(statement) or (index == 0 and _is_docstring(statement)):
+            at = index + 1
+        elif isinstance(statement, (cst.Try, cst.If)) and all(_is_import(s) for s in statement.body.body):
+            at = index + 1
+        else:
+            break
+    return at
+
+
+def _is_import(statement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+
+
+def _is_docstring(statement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))

@@ -1,0 +1,81 @@
+"""torch_npu's fused kernels (`torch_npu.npu_*`) as the torch code they compute (apis/npu_ops.py):
+an inline template filled with the call's arguments, or the call pointed at the kernel's reference
+function, written once into the file."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchport.apis.npu_ops import NPU_OPS, NpuOp, reference_source
+from torchport.npu_to_cuda.edits import code
+from torchport.targets.base import modules_used
+
+# Expressions that bind tighter than any operator: substituted or left in place without parentheses.
+ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.ConcatenatedString,
+         cst.FormattedString, cst.Integer, cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set,
+         cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Ellipsis)
+# Where an expression stands alone: no parentheses needed around what replaces a call there.
+ALONE = (cst.Arg, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr, cst.Element, cst.DictElement,
+         cst.Index, cst.WithItem, cst.IfExp, cst.Lambda)
+
+
+def op_named(name: str) -> NpuOp | None:
+    return NPU_OPS.get(name)
+
+
+def bind(op: NpuOp, args: list[cst.Arg], first: cst.BaseExpression | None = None) -> dict[str, str] | None:
+    """parameter -> the source of what the call passes (its default where it passes nothing);
+    None where the arguments cannot be matched with confidence (*args, an unknown keyword, a
+    parameter without default left out). `first`: a method call's receiver."""
+    values: dict[str, cst.BaseExpression] = {}
+    positional = [first] if first is not None else []
+    for arg in args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if values:
+                return None
+            positional.append(arg.value)
+        elif arg.keyword.value in op.parameters and arg.keyword.value not in values:
+            values[arg.keyword.value] = arg.value
+        else:
+            return None
+    if len(positional) > len(op.parameters):
+        return None
+    bound = {name: _operand(value) for name, value in zip(op.parameters, positional)}
+    for name, value in values.items():
+        if name in bound:
+            return None
+        bound[name] = _operand(value)
+    for name in op.parameters:
+        if name not in bound:
+            if name not in op.defaults:
+                return None
+            bound[name] = op.defaults[name]
+    return bound
+
+
+def _operand(value: cst.BaseExpression) -> str:
+    text = code(value)
+    return text if isinstance(value, ATOMS) or value.lpar else f"({text})"
+
+
+def filled(template: str, bound: dict[str, str]) -> cst.BaseExpression:
+    return cst.parse_expression(template.format(**bound))
+
+
+def standing(new: cst.BaseExpression, parent: cst.CSTNode | None) -> cst.BaseExpression:
+    """`new` in parentheses where it takes the place of a call inside a larger expression."""
+    if isinstance(new, ATOMS) or new.lpar or isinstance(parent, ALONE):
+        return new
+    return new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def modules_of_template(template: str, op: NpuOp) -> frozenset[str]:
+    return modules_used(template.format(**{name: name for name in op.parameters}))
+
+
+def helper(name: str) -> tuple[str, frozenset[str]]:
+    """The reference function's source, and the modules it reads."""
+    source = reference_source(name)
+    return source, modules_used(source)

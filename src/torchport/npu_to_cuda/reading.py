@@ -1,0 +1,45 @@
+"""What the conversion reads of a file: its tree with the metadata every step asks (qualified
+names of imported things, lines, parents, scopes)."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import (ExpressionContext, ExpressionContextProvider, ParentNodeProvider, PositionProvider,
+                             QualifiedNameProvider, QualifiedNameSource, ScopeProvider)
+
+PROVIDERS = (QualifiedNameProvider, PositionProvider, ParentNodeProvider, ScopeProvider, ExpressionContextProvider)
+
+
+class Reader(cst.CSTVisitor):
+    """A visitor with the file's metadata, and the questions the steps ask of it."""
+
+    METADATA_DEPENDENCIES = PROVIDERS
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
+    def imported(self, node: cst.CSTNode) -> str | None:
+        """The qualified name of an imported thing (`torch_npu.npu.set_device`), else None."""
+        if not _dotted(node):  # (`torch.randn(3).npu` names no imported thing)
+            return None
+        names = self.get_metadata(QualifiedNameProvider, node, set())
+        found = sorted(n.name for n in names if n.source is QualifiedNameSource.IMPORT)
+        return found[0] if found else None
+
+    def loaded(self, node: cst.CSTNode) -> bool:
+        return self.get_metadata(ExpressionContextProvider, node, None) is ExpressionContext.LOAD
+
+    def outermost(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is a whole dotted chain (not `torch.npu` of `torch.npu.synchronize`, nor
+        the attribute name `synchronize` itself)."""
+        parent = self.parent(node)
+        return not (isinstance(parent, cst.Attribute) and (parent.value is node or parent.attr is node))
+
+
+def _dotted(node: cst.CSTNode) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)

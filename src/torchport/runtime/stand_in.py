@@ -1,0 +1,127 @@
+"""A stand-in package served under a name where no real package of that name exists: `import apex`
+gets torchport.compat.apex, `import torch_npu` (and `import torch.npu`) torchport.compat.torch_npu,
+through a meta path finder that a patch family installs for the session.
+
+The served modules are the stand-in's own objects (`apex.amp is torchport.compat.apex.amp`), so a
+module imported either way holds the same state. A real package (any the other finders find) is
+left alone, and so are its submodules; a submodule the stand-in lacks fails to import, as it would
+without the package. Each served import is logged at the script's import line; undo() takes the
+served entries out of sys.modules again (and the attributes the import system set on a parent).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
+from torchport.runtime.callers import top_package
+from torchport.targets.verdict import Kind, Verdict
+
+_PASSED = ("importlib", "torch", "torchport", "")  # frames between the script's import and the finder
+
+
+class StandInFinder(importlib.abc.MetaPathFinder):
+    """Serves `aliases` (served name -> the stand-in module's name, e.g. "apex" ->
+    "torchport.compat.apex") and their submodules.
+
+    `verdict(fullname, stand_in_name)` is what the log says of one served import (None: the
+    default line, `adapted` with `why`). With `decline_honest`, an import made by a package that
+    probes the hardware (`session.honest`: accelerate, transformers, ...) is not served: it finds
+    the package missing, as it is."""
+
+    def __init__(self, session, aliases: dict[str, str], why: str, verdict=None, decline_honest: bool = False) -> None:
+        self.session = session
+        self.aliases = aliases
+        self.why = why
+        self.verdict = verdict
+        self.decline_honest = decline_honest
+        self.served: set[str] = set()
+
+    def install(self) -> "StandInFinder":
+        sys.meta_path.insert(0, self)  # (first: the path finder would load a second copy of a submodule)
+        self.session.book.on_restore(self.remove)
+        return self
+
+    def find_spec(self, fullname, path=None, target=None):
+        root = self._root(fullname)
+        if root is None:
+            return None
+        if fullname == root:
+            if self._found_elsewhere(fullname, path, target):
+                return None  # a real package
+        elif sys.modules.get(root) is not sys.modules.get(self.aliases[root]):
+            return None  # a submodule of a real package
+        frame = self._importer()
+        if self.decline_honest and top_package(frame) in self.session.honest:
+            return None
+        module = _stand_in(self.aliases[root] + fullname[len(root):])
+        if module is None:
+            return None
+        self.served.add(fullname)
+        self._note(fullname, module.__name__, frame)
+        return importlib.util.spec_from_loader(fullname, _Served(module))
+
+    def _root(self, fullname: str) -> str | None:
+        for alias in self.aliases:
+            if fullname == alias or fullname.startswith(f"{alias}."):
+                return alias
+        return None
+
+    def _found_elsewhere(self, fullname, path, target) -> bool:
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is not self and find is not None and find(fullname, path, target) is not None:
+                return True
+        return False
+
+    @staticmethod
+    def _importer():
+        """The frame of the import statement (or importlib call) that asked for the module."""
+        frame = sys._getframe(2)
+        while frame.f_back is not None and top_package(frame) in _PASSED:
+            frame = frame.f_back
+        return frame
+
+    def _note(self, fullname: str, replacement: str, frame) -> None:
+        verdict = self.verdict(fullname, replacement) if self.verdict is not None else None
+        if verdict is None:
+            verdict = Verdict(f"import {fullname}", Kind.ADAPTED, replacement, self.why)
+        self.session.log.note_frame(verdict, frame)
+
+    def remove(self) -> None:
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        for name in sorted(self.served, reverse=True):  # (submodules first)
+            module = sys.modules.get(name)
+            if module is None or not module.__name__.startswith(tuple(self.aliases.values())):
+                continue
+            del sys.modules[name]
+            parent, _, child = name.rpartition(".")
+            owner = sys.modules.get(parent)
+            if owner is not None and vars(owner).get(child) is module and parent not in self.served:
+                delattr(owner, child)  # (`import torch.npu` set torch.npu)
+
+
+def _stand_in(name: str):
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name == name:
+            return None  # the package has more than the stand-in: `import` fails as without it
+        raise
+
+
+class _Served(importlib.abc.Loader):
+    """Hands the stand-in's module object over as it is (its own __spec__ kept)."""
+
+    def __init__(self, module) -> None:
+        self.module = module
+        self.spec = module.__spec__
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module) -> None:
+        module.__spec__ = self.spec  # (the import system set it to the served name's)
