@@ -10,14 +10,13 @@ written by hand for the CPU trains (npu_projects/references/, the twins: same se
 
 Modes: migrate-cpu and migrate-accelerator (`torchport migrate --from npu --target ...`, then the
 output), run-cpu (`torchport run --target cpu`, the script unmodified: the stand-in torch_npu);
-npu_transformer also under `torchrun --standalone --nproc_per_node 2` (migrate-cpu and run-cpu).
-Each mode runs on a CPU that computes bfloat16 natively (tests/cpu_bf16), where autocast is on in
-the twin as in the cpu target's output; npu_transformer also on one that does not, where it is off.
-A run passes when it reaches its FINAL line and each step's loss is within 1e-4 relative of the
-twin's, and npu_transformer's final weights (every process's) as well. Two processes keep the global
-batch: on the CPU without native bfloat16 they are held to the twin's single process; where autocast
-is on, bfloat16's rounding depends on the per-process batch, so to the twin under torchrun too. The
-migrated text is checked too: no torch_npu import and no `.npu(` call left.
+npu_transformer also under `torchrun --standalone --nproc_per_node 2` (migrate-cpu and run-cpu),
+its global batch shared by the two processes. One process runs on a CPU that computes bfloat16
+natively (tests/cpu_bf16), where autocast is on in the twin as in the cpu target's output; two on
+one that does not, where it is off. A run passes when it reaches its FINAL line and each step's
+loss is within 1e-4 relative of the twin's (one process), and npu_transformer's final weights,
+every process's, as well. The migrated text is checked too: no torch_npu import and no `.npu(` call
+left.
 """
 
 from __future__ import annotations
@@ -40,20 +39,18 @@ pytestmark = pytest.mark.fidelity  # `make fidelity`: too many processes for the
 
 HERE = Path(__file__).resolve().parent / "npu_projects"
 PROJECT_DIR, TWIN_DIR = HERE / "projects", HERE / "references"
-BOTH_WAYS = tuple(NATIVE)
 LOSS = re.compile(r"\bLoss (-?[0-9.]+(?:e[-+]?\d+)?|nan|inf)\b")
 NPU_MODULE = "torch_npu"
 
 
 class Project(NamedTuple):
     args: tuple[str, ...] = ()  # its command line in every mode (--amp: its mixed-precision path)
-    cpus: tuple[str, ...] = ("bf16",)  # the CPUs it runs on (see the module's docstring)
     launched: bool = False  # also under torchrun, two processes
     weights: bool = False  # writes its final weights (PROJECT_WEIGHTS)
 
 
 PROJECTS = {
-    "npu_transformer": Project(args=("--amp",), cpus=BOTH_WAYS, launched=True, weights=True),
+    "npu_transformer": Project(args=("--amp",), launched=True, weights=True),
     "transfer_cuda": Project(),
 }
 
@@ -66,17 +63,13 @@ MODES = {
     "run-cpu-torchrun": ("run", True),
 }
 MIGRATIONS = ("cpu", "accelerator")  # the --target of each `migrate --from npu`
-CASES = [(name, mode, cpu) for name, p in PROJECTS.items() for mode, (_, launched) in MODES.items()
-         if p.launched or not launched for cpu in p.cpus]
-
-
-def _twin_of(name: str, mode: str, cpu: str) -> tuple[str, str, str]:
-    """The twin run a case is held to: its single process, or under torchrun where the per-process
-    batch changes bfloat16's rounding."""
-    return (name, "twin-torchrun" if MODES[mode][1] and NATIVE[cpu] else "twin", cpu)
-
-
-TWINS = sorted({_twin_of(*case) for case in CASES} | {(n, "twin", c) for n, p in PROJECTS.items() for c in p.cpus})
+# One process runs on the CPU with native bfloat16, where autocast is on; two on the one without,
+# where it is off: each gate both ways, and the two processes held to the twin's one (with autocast
+# on, bfloat16's rounding depends on the per-process batch: 5e-4 relative apart after 32 steps).
+CPU_OF = {False: "bf16", True: "no-bf16"}  # by launched
+CASES = [(name, mode, CPU_OF[launched]) for name, p in PROJECTS.items() for mode, (_, launched) in MODES.items()
+         if p.launched or not launched]
+TWINS = sorted({(name, "twin", cpu) for name, _, cpu in CASES})
 RUNS = TWINS + CASES
 
 
@@ -95,18 +88,19 @@ def _migrate(target: str, out: Path) -> tuple[subprocess.CompletedProcess, Path]
 
 
 def _command(name: str, mode: str, script: Path) -> list[str]:
-    launched = mode == "twin-torchrun" or (mode in MODES and MODES[mode][1])
+    what, launched = MODES.get(mode, ("twin", False))
     args = PROJECTS[name].args
-    if mode in MODES and MODES[mode][0] == "run":
+    if what == "run":
         launcher = ["-m", "torch.distributed.run", *TWO_RANKS] if launched else []
         return [*TORCHPORT, "run", "--target", "cpu", *launcher, str(script), *args]
     return [*([TORCHRUN, *TWO_RANKS] if launched else [sys.executable]), str(script), *args]
 
 
 def _run(name: str, mode: str, cpu: str, migrations: dict, cwd: Path) -> Run:
-    script = (TWIN_DIR if mode.startswith("twin") else PROJECT_DIR) / f"{name}.py"
-    if mode in MODES and MODES[mode][0] in MIGRATIONS:
-        migration, out = migrations[MODES[mode][0]].result()  # the migrations run while the twins do
+    what, _ = MODES.get(mode, ("twin", False))
+    script = (TWIN_DIR if what == "twin" else PROJECT_DIR) / f"{name}.py"
+    if what in MIGRATIONS:
+        migration, out = migrations[what].result()  # the migrations run while the twins do
         if migration.returncode != 0:
             return Run(migration, [])
         script = out / f"{name}.py"
@@ -117,9 +111,9 @@ def _run(name: str, mode: str, cpu: str, migrations: dict, cwd: Path) -> Run:
 
 
 @pytest.fixture(scope="module")
-def outcome(tmp_path_factory) -> tuple[dict, dict]:
-    """(every migration, every run), two processes at a time: the migrations first, then the twins,
-    then the rest."""
+def outcome(tmp_path_factory) -> tuple[dict, dict, dict]:
+    """(every migration, every run, each project run as it is), two processes at a time: the
+    migrations first, then the twins, then the rest."""
     tmp = tmp_path_factory.mktemp("npu")
     with ThreadPoolExecutor(max_workers=2) as pool:
         migrations = {}
@@ -130,8 +124,11 @@ def outcome(tmp_path_factory) -> tuple[dict, dict]:
         for cwd in cwds.values():
             cwd.mkdir()
         done = {run: pool.submit(_run, *run, migrations, cwds[run]) for run in RUNS}
+        as_is = {name: pool.submit(_execute, [sys.executable, str(PROJECT_DIR / f"{name}.py")], tmp, _env(True))
+                 for name in PROJECTS}
         return ({target: job.result() for target, job in migrations.items()},
-                {run: job.result() for run, job in done.items()})
+                {run: job.result() for run, job in done.items()},
+                {name: job.result() for name, job in as_is.items()})
 
 
 @pytest.fixture(scope="module")
@@ -173,11 +170,11 @@ def test_the_projects_are_written_for_the_npu_and_the_twins_are_not():
         assert not _npu_leftovers((TWIN_DIR / f"{name}.py").read_text()), name
 
 
-def test_the_projects_do_not_run_here_as_they_are(tmp_path):
+@pytest.mark.parametrize("name", PROJECTS)
+def test_the_project_does_not_run_here_as_it_is(outcome, name):
     """No torch_npu here: what the modes run is the NPU code, not a fallback of its own."""
-    for name in PROJECTS:
-        result = _execute([sys.executable, str(PROJECT_DIR / f"{name}.py")], tmp_path, _env(True))
-        assert result.returncode != 0 and "No module named 'torch_npu'" in result.stderr, _story(result)
+    result = outcome[2][name]
+    assert result.returncode != 0 and "No module named 'torch_npu'" in result.stderr, _story(result)
 
 
 @pytest.mark.parametrize("name, mode, cpu", TWINS, ids=_ids(TWINS))
@@ -191,7 +188,7 @@ def test_the_twin_trains_with_autocast_exactly_where_the_cpu_computes_bfloat16(r
 def test_autocast_on_the_cpu_moves_the_loss_beyond_the_tolerance(runs):
     """What makes the CPU with native bfloat16 worth running on: a mode whose autocast region is
     missing or misplaced there ends further from its twin than the tolerance."""
-    name = next(n for n, p in PROJECTS.items() if set(p.cpus) == set(NATIVE))
+    name = next(n for n, p in PROJECTS.items() if p.launched)
     on, off = (_losses(runs[(name, "twin", cpu)].result)[-1] for cpu in ("bf16", "no-bf16"))
     assert abs(on - off) > 2 * RELATIVE_TOLERANCE * abs(off), (on, off)
 
@@ -206,7 +203,7 @@ def test_the_project_reaches_its_final_line(runs, name, mode, cpu):
 
 @pytest.mark.parametrize("name, mode, cpu", CASES, ids=_ids(CASES))
 def test_every_step_loss_matches_the_twin(runs, name, mode, cpu):
-    result, twin = runs[(name, mode, cpu)].result, runs[_twin_of(name, mode, cpu)].result
+    result, twin = runs[(name, mode, cpu)].result, runs[(name, "twin", cpu)].result
     want, got = _losses(twin), _losses(result)
     assert want, _story(twin)
     assert len(got) == len(want), f"{len(got)} steps printed, the twin {len(want)}\n{_story(result)}"
@@ -219,7 +216,7 @@ WEIGHED = [case for case in CASES if PROJECTS[case[0]].weights]
 
 @pytest.mark.parametrize("name, mode, cpu", WEIGHED, ids=_ids(WEIGHED))
 def test_the_final_weights_of_every_process_match_the_twin(runs, name, mode, cpu):
-    run, twin = runs[(name, mode, cpu)], runs[_twin_of(name, mode, cpu)]
+    run, twin = runs[(name, mode, cpu)], runs[(name, "twin", cpu)]
     assert twin.weights, _story(twin.result)
     assert len(run.weights) == (2 if MODES[mode][1] else 1), _story(run.result)
     far = [_weight_mismatches(got, twin.weights[0]) for got in run.weights]
