@@ -4,8 +4,8 @@ the NPU: `import torch_npu`, the NPU set per process from LOCAL_RANK (`torch.npu
 and its Linear weights cast to the ND format, `torch_npu.optim.NpuFusedSGD`, mixed precision through
 `torch.npu.amp` (autocast and a GradScaler), hccl under torchrun with a DistributedSampler and DDP
 (the global batch divided among the NPUs), fused kernels in the model (`npu_rms_norm`,
-`npu_fusion_attention` in BNSD layout), a loss reduced over the ranks and `torch.npu.synchronize()`
-before each step is timed.
+`npu_fusion_attention` in BNSD layout), the loss and an accuracy count (on `torch.device("npu",
+local_rank)`) reduced over the ranks, `torch.npu.synchronize()` before each step is timed.
 
 Run on Ascend: python npu_transformer.py --amp (one NPU), or
     torchrun --nproc_per_node 2 npu_transformer.py --amp (hccl)
@@ -139,6 +139,7 @@ def main():
     torch.npu.set_device(local_rank)
     torch.npu.set_compile_mode(jit_compile=False)
     loc = f"npu:{local_rank}"
+    device = torch.device("npu", local_rank)
     if distributed:
         dist.init_process_group(backend="hccl", world_size=world_size, rank=rank)
 
@@ -165,6 +166,7 @@ def main():
         if distributed:
             train_sampler.set_epoch(epoch)
         model.train()
+        correct = torch.zeros(1, device=device)
         for i, (tokens, labels) in enumerate(train_loader):
             start = time.time()
             tokens = tokens.to(loc, non_blocking=True)
@@ -181,10 +183,15 @@ def main():
                 loss.backward()
                 optimizer.step()
             reduced_loss = reduce_tensor(loss.detach(), world_size) if distributed else loss.detach()
+            correct += (logits.argmax(dim=1) == labels).sum()
             torch.npu.synchronize()
             if rank == 0:
                 print(f"Epoch: [{epoch}][{i}/{len(train_loader)}] Loss {reduced_loss.item():.8f} "
                       f"Time {time.time() - start:.3f}")
+        if distributed:
+            dist.all_reduce(correct)
+        if rank == 0:
+            print(f" * Epoch {epoch} train accuracy {100.0 * correct.item() / len(train_dataset):.2f}")
 
     dump_weights(model)
     if rank == 0:

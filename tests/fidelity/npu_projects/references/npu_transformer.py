@@ -133,9 +133,11 @@ def main():
         if distributed:
             sampler.set_epoch(epoch)
         model.train()
+        correct = torch.zeros(1)
         for i, (tokens, labels) in enumerate(loader):
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.amp and CPU_BF16):
-                loss = criterion(model(tokens), labels)
+                logits = model(tokens)
+                loss = criterion(logits, labels)
             optimizer.zero_grad()
             if args.amp:
                 scaler.scale(loss).backward()
@@ -148,8 +150,13 @@ def main():
             if distributed:
                 dist.all_reduce(reduced_loss)
                 reduced_loss /= world_size
+            correct += (logits.argmax(dim=1) == labels).sum()
             if rank == 0:
                 print(f"Epoch: [{epoch}][{i}/{len(loader)}] Loss {reduced_loss.item():.8f}")
+        if distributed:
+            dist.all_reduce(correct)
+        if rank == 0:
+            print(f" * Epoch {epoch} train accuracy {100.0 * correct.item() / len(dataset):.2f}")
 
     dump_weights(model)
     if rank == 0:
