@@ -15,6 +15,7 @@ from torchport.targets import npu as npu_facts
 
 ENVIRON = "os.environ"
 ENV_SETTERS = ("os.environ.setdefault", "os.putenv")
+SELF = "self"  # (self.npu_format_cast(x): a method of the script's own, not torch_npu's Tensor method)
 
 
 class Collector(Reader):
@@ -26,6 +27,7 @@ class Collector(Reader):
         self.unconverted: list[tuple[int, str]] = []  # (line, name) of NPU uses left as written
         self.imports: list[tuple[cst.SimpleStatementLine, cst.Import | cst.ImportFrom]] = []
         self.optimizers: set[str] = set()  # the code of what holds an NpuFused optimizer made here
+        self.binds_torch = False  # whether an import other than `import torch.npu` binds torch
 
     def leave_Module(self, original_node: cst.Module) -> None:  # noqa: N802
         """The imports, decided while the metadata is at hand (imports.py)."""
@@ -42,14 +44,21 @@ class Collector(Reader):
         self.edits.row(self.line(line_of), code_, operation, message, api)
 
     def left(self, node: cst.CSTNode, code_: str, message: str, api: str) -> None:
-        """An NPU use that stays as written: torch_npu is still needed for it."""
+        """An NPU use that stays as written: torch_npu is still needed for it (a note only where
+        the file binds the name itself too: its fallback where torch_npu is missing)."""
         self.unconverted.append((self.line(node), api))
-        self.edits.row(self.line(node), code_, Operation.UNSUPPORTED, message, api)
+        if self.has_fallback(node):
+            self.edits.row(self.line(node), changes.NOTE, Operation.NOTE,
+                           f"{message}; kept: the file's own fallback stands for it where torch_npu is missing", api)
+            return
+        self.edits.row(self.line(node), code_, Operation.UNSUPPORTED, f"{message}; kept, so the file still needs torch_npu", api)
 
     # -- imports: decided once the walk knows what stays (imports.py) --
     def visit_Import(self, node: cst.Import) -> bool:  # noqa: N802
         if any(names.is_npu_name(code(alias.name)) for alias in node.names):
             self.imports.append((self.parent(node), node))
+        self.binds_torch |= any(alias.asname is None and code(alias.name).split(".")[0] == names.TORCH
+                                and not names.is_npu_name(code(alias.name)) for alias in node.names)
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:  # noqa: N802
@@ -137,12 +146,12 @@ class Collector(Reader):
 
     def _kernel(self, node: cst.Call, func: str) -> bool:
         name = func[len(names.PACKAGE) + 1:]
-        if "." in name or not name.startswith(f"{names.DEVICE_TYPE}_"):
+        if "." in name or not kernels.is_kernel(name):
             return False
         self.skipped.add(node.func)
         op = kernels.op_named(name)
         if op is None:
-            self.left(node, changes.KERNELS, f"{func}: no torch computation known for this kernel; port it by hand", func)
+            self.left(node, changes.KERNELS, f"{func}: {kernels.why_left_out(name)} (port it by hand)", func)
             return True
         self._convert_kernel(node, op, node.args, None, func)
         return True
@@ -151,9 +160,9 @@ class Collector(Reader):
         parent = self.parent(node)
         first = isinstance(parent, cst.Subscript) and _is_first(parent) and op.inline_first is not None
         bound = kernels.bind(op, list(args), receiver)
-        template = op.inline_first if first else op.inline
+        template = kernels.template_for(op, bound, first) if bound is not None else None
         note = f" ({op.note})" if op.note else ""
-        if template is not None and bound is not None:
+        if template is not None:
             self.edits.modules |= kernels.modules_of_template(template, op)
             where = parent if first else node
             around = self.parent(where)
@@ -161,14 +170,22 @@ class Collector(Reader):
             def fix(updated, template=template):
                 call = updated.value if first else updated
                 receiver_now = call.func.value if receiver is not None else None
-                filled = kernels.filled(template, kernels.bind(op, list(call.args), receiver_now))
-                return kernels.standing(filled, around)
+                bound_now = kernels.bind(op, list(call.args), receiver_now)
+                if bound_now is None:  # (an argument rewritten into a form it no longer matches: kept)
+                    return updated
+                return kernels.standing(kernels.filled(template, bound_now), around)
 
             shown = template.format(**{name: name for name in op.parameters})
             self.change(where, fix, node, changes.KERNELS, f"{api}{'(...)[0]' if first else ''} -> {shown}{note}", api)
             return
+        self._point_at_helper(node, op, receiver, api, note)
+
+    def _point_at_helper(self, node: cst.Call, op, receiver, api: str, note: str) -> None:
         source, modules = kernels.helper(op.name)
-        self.edits.helpers.setdefault(op.name, source)
+        if op.name not in self.edits.helpers:
+            self.edits.helpers[op.name] = source
+            self.edits.row(self.line(node), changes.KERNELS, Operation.INSERT,
+                           f"write {op.name}, torch_npu's kernel as torch code, after the imports", api)
         self.edits.modules |= modules
 
         def point(updated: cst.Call) -> cst.Call:
@@ -197,7 +214,7 @@ class Collector(Reader):
                         f".{attr}() -> .{names.CUDA_METHOD}()", f"torch.Tensor.{attr}")
         elif attr == optimizers.CLIP:
             self._clip(node, func)
-        elif kernels.op_named(attr) is not None and self.imported(func.value) is None:
+        elif kernels.op_named(attr) is not None and self.imported(func.value) is None and code(func.value) != SELF:
             # (torch_npu's Tensor methods: x.npu_format_cast(29))
             self._convert_kernel(node, kernels.op_named(attr), node.args, func.value, f"torch.Tensor.{attr}")
 
@@ -265,8 +282,13 @@ class Collector(Reader):
         profiler = qualified.startswith(f"{names.NPU.profiler_module}.")
         code_ = changes.PROFILER if profiler else changes.DEVICE_API
         if new is None:
-            what = "torch.profiler has no such name" if profiler else "CUDA has no such API"
-            self.left(node, code_, f"{names.canonical(qualified)}: {what}; kept, so the file still needs torch_npu", qualified)
+            if profiler:
+                what = "torch.profiler has no such name"
+            elif names.canonical(qualified).startswith(names.NPU.device_module + "."):
+                what = "torch.cuda has no such API"
+            else:
+                what = "torch_npu's own, nothing of torch stands for it"
+            self.left(node, code_, f"{names.canonical(qualified)}: {what}", qualified)
             return
         self.edits.modules.add("torch")
         self.change(node, lambda _: cst.parse_expression(new), node, code_, f"{qualified} -> {new}", qualified)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import chain
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -13,9 +14,13 @@ from torchport.npu_to_cuda import imports
 from torchport.npu_to_cuda.collect import Collector
 from torchport.npu_to_cuda.edits import Apply, Edits
 from torchport.targets import Target
+from torchport.targets import npu as npu_facts
 
 # A file that never says any of these has no NPU code: it is migrated as CUDA code, byte for byte.
-MENTIONS_NPU = re.compile(rb"\bnpu\b|torch_npu|\bhccl\b|ASCEND_|NpuFused|\bnpu_\w+|\.npu\(")
+# (and Ascend's tuning, which a file may set without naming the NPU: combine_grad, TASK_QUEUE_ENABLE)
+MENTIONS_NPU = re.compile("|".join([
+    r"\bnpu\b", "torch_npu", r"\bhccl\b", "ASCEND_", "NpuFused", r"\bnpu_\w+", r"\.npu\(",
+    *(rf"\b{re.escape(name)}\b" for name in (*npu_facts.TUNING_ENV, *chain(*npu_facts.TUNING_KEYWORDS.values())))]).encode())
 
 
 @dataclass

@@ -23,7 +23,8 @@ def decide(walk: Collector, edits: Edits) -> None:
             if not _is_npu_alias(statement, alias):  # (apex.optimizers' own: the apex conversion's)
                 kept.append(alias)
                 continue
-            used = _unconverted_uses(walk, statement, alias, touched)
+            # (`import torch.npu` binds torch: what it imports is needed while torch.npu is)
+            used = set() if _binds_torch(statement, alias) else _unconverted_uses(walk, statement, alias, touched)
             if isinstance(statement, cst.Import) and walk.unconverted:
                 used |= {use_line for use_line, _ in walk.unconverted}
             if used:
@@ -36,6 +37,14 @@ def decide(walk: Collector, edits: Edits) -> None:
                       f"from {imported} import *: kept; name what the file uses to convert it", imported)
             continue
         gone = [alias for alias in statement.names if alias not in kept]
+        binding = [alias for alias in gone if _binds_torch(statement, alias) and not walk.binds_torch]
+        if binding:  # `import torch.npu`, the file's only import of torch: it stays `import torch`
+            gone = [alias for alias in gone if alias not in binding]
+            kept += binding
+            edits.fix(binding[0].name, lambda _: cst.Name(names.TORCH))
+            edits.row(where, changes.IMPORTS, Operation.MODIFY,
+                      f"{_spelled(statement, binding[0])} -> import torch: the file's import of torch", code(binding[0].name))
+            walk.binds_torch = True
         for alias in gone:
             what = _spelled(statement, alias)
             if isinstance(statement, cst.ImportFrom) and names.is_transfer(f"{imported}.{code(alias.name)}"):
@@ -44,15 +53,24 @@ def decide(walk: Collector, edits: Edits) -> None:
                 why = "nothing of it is left in the file"
             edits.row(where, changes.IMPORTS, Operation.DELETE, f"remove {what}: {why}", what)
             edits.dropped.add(alias)
-        if any(_is_npu_alias(statement, alias) for alias in kept):
+        needed = [alias for alias in kept if _is_npu_alias(statement, alias) and alias not in binding]
+        if needed:
             shown = ", ".join(str(n) for n in sorted(users))
-            first = next(alias for alias in kept if _is_npu_alias(statement, alias))
-            edits.row(where, changes.IMPORTS, Operation.UNSUPPORTED,
-                      f"keep {_spelled(statement, first)}: line {shown} still uses torch_npu as written", names.PACKAGE)
+            first = needed[0]
+            message = f"keep {_spelled(statement, first)}: line {shown} still uses torch_npu as written"
+            if walk.guarded(statement):
+                edits.row(where, changes.NOTE, Operation.NOTE,
+                          f"{message}; in its try, where torch_npu is missing the file's fallback runs", names.PACKAGE)
+            else:
+                edits.row(where, changes.IMPORTS, Operation.UNSUPPORTED, message, names.PACKAGE)
         if not kept:
             edits.dropped.add(statement)
         elif gone:
             edits.fix(statement, _without(gone, statement))
+
+
+def _binds_torch(statement, alias: cst.ImportAlias) -> bool:
+    return isinstance(statement, cst.Import) and alias.asname is None and code(alias.name).split(".")[0] == names.TORCH
 
 
 def _is_npu_alias(statement, alias: cst.ImportAlias) -> bool:
@@ -74,6 +92,8 @@ def _without(gone: list[cst.ImportAlias], original):
 
     def fix(updated):
         left = [a for a in updated.names if code(a.name) + (code(a.asname) if a.asname else "") not in gone_code]
+        if not left:
+            return updated
         left[-1] = left[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(names=left)
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.apis.npu_ops import NPU_OPS, NpuOp, reference_source
+from torchport.apis.npu_ops import LEFT_OUT, NPU_OPS, NpuOp, reference_source
 from torchport.npu_to_cuda.edits import code
 from torchport.targets.base import modules_used
 
+KERNEL_PREFIX = "npu_"  # (torch_npu's kernels, as its own operator list names them)
 # Expressions that bind tighter than any operator: substituted or left in place without parentheses.
 ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.ConcatenatedString,
          cst.FormattedString, cst.Integer, cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set,
@@ -23,10 +24,19 @@ def op_named(name: str) -> NpuOp | None:
     return NPU_OPS.get(name)
 
 
-def bind(op: NpuOp, args: list[cst.Arg], first: cst.BaseExpression | None = None) -> dict[str, str] | None:
-    """parameter -> the source of what the call passes (its default where it passes nothing);
-    None where the arguments cannot be matched with confidence (*args, an unknown keyword, a
-    parameter without default left out). `first`: a method call's receiver."""
+def is_kernel(name: str) -> bool:
+    """A torch_npu kernel's name (npu_linear, fast_gelu), known to us or not."""
+    return name in NPU_OPS or name in LEFT_OUT or name.startswith(KERNEL_PREFIX)
+
+
+def why_left_out(name: str) -> str:
+    return LEFT_OUT.get(name, "no torch computation known for this kernel")
+
+
+def bind(op: NpuOp, args: list[cst.Arg], first: cst.BaseExpression | None = None) -> dict[str, cst.BaseExpression | str] | None:
+    """parameter -> the expression the call passes (the default's source where it passes
+    nothing); None where the arguments cannot be matched with confidence (*args, an unknown
+    keyword, a parameter without default left out). `first`: a method call's receiver."""
     values: dict[str, cst.BaseExpression] = {}
     positional = [first] if first is not None else []
     for arg in args:
@@ -42,11 +52,11 @@ def bind(op: NpuOp, args: list[cst.Arg], first: cst.BaseExpression | None = None
             return None
     if len(positional) > len(op.parameters):
         return None
-    bound = {name: _operand(value) for name, value in zip(op.parameters, positional)}
+    bound: dict[str, cst.BaseExpression | str] = dict(zip(op.parameters, positional))
     for name, value in values.items():
         if name in bound:
             return None
-        bound[name] = _operand(value)
+        bound[name] = value
     for name in op.parameters:
         if name not in bound:
             if name not in op.defaults:
@@ -55,13 +65,38 @@ def bind(op: NpuOp, args: list[cst.Arg], first: cst.BaseExpression | None = None
     return bound
 
 
+def template_for(op: NpuOp, bound: dict, first: bool) -> str | None:
+    """The template that stands for this call (`first`: for `call[0]`), None where only the
+    helper does: a literal-only template given anything else, a repeated argument that is not a
+    plain name (it would be evaluated twice)."""
+    template = op.inline_first if first else op.inline
+    for parameter, by_literal in op.inline_when.items():
+        given = bound.get(parameter)
+        template = by_literal.get(given if isinstance(given, str) else code(given))
+    if template is None:
+        return None
+    if any(not _plain(bound[name]) for name in op.repeated if f"{{{name}}}" in template):
+        return None
+    return template
+
+
+def _plain(value) -> bool:
+    while isinstance(value, cst.Attribute):
+        value = value.value
+    return isinstance(value, cst.Name) or isinstance(value, str) and value.isidentifier()
+
+
+def sources(bound: dict) -> dict[str, str]:
+    return {name: value if isinstance(value, str) else _operand(value) for name, value in bound.items()}
+
+
 def _operand(value: cst.BaseExpression) -> str:
     text = code(value)
     return text if isinstance(value, ATOMS) or value.lpar else f"({text})"
 
 
-def filled(template: str, bound: dict[str, str]) -> cst.BaseExpression:
-    return cst.parse_expression(template.format(**bound))
+def filled(template: str, bound: dict) -> cst.BaseExpression:
+    return cst.parse_expression(template.format(**sources(bound)))
 
 
 def standing(new: cst.BaseExpression, parent: cst.CSTNode | None) -> cst.BaseExpression:

@@ -27,6 +27,7 @@ BACKEND = ast.literal_eval(NPU.dist_backend)  # hccl
 VISIBLE_DEVICES = NPU.visible_devices_env
 DEVICE_MODULE_NAMES = (NPU.device_module, npu_facts.DEVICE_MODULE_HOME)
 AMP = "amp"
+TORCH = "torch"
 TORCH_PROFILER = "torch.profiler"
 TORCH_OPTIM = "torch.optim"
 TORCHPORT_OPTIM = "torchport.optim"
@@ -107,6 +108,11 @@ def tuning_keywords(qualified: str) -> tuple[str, ...]:
 def is_npu_setting(env: str) -> bool:
     """An environment variable of the NPU's software stack (not the visible devices: renamed)."""
     return env != VISIBLE_DEVICES and (env in npu_facts.TUNING_ENV or env.startswith(npu_facts.ENV_PREFIXES))
+
+
+def is_launch_setting(env: str) -> bool:
+    """A variable Ascend's launch scripts export (NPU_CALCULATE_DEVICE): unset elsewhere."""
+    return env in npu_facts.LAUNCH_ENV
 
 
 def is_transfer(qualified: str) -> bool:

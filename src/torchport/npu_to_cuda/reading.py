@@ -29,6 +29,23 @@ class Reader(cst.CSTVisitor):
         found = sorted(n.name for n in names if n.source is QualifiedNameSource.IMPORT)
         return found[0] if found else None
 
+    def has_fallback(self, node: cst.CSTNode) -> bool:
+        """Whether the root name of `node` is also bound by the file itself (`except ImportError:
+        torch_npu = None`, a class defined in its place)."""
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        names = self.get_metadata(QualifiedNameProvider, node, set())
+        return any(n.source is QualifiedNameSource.LOCAL for n in names)
+
+    def guarded(self, statement: cst.CSTNode) -> bool:
+        """Whether an import sits in a `try:` that catches its ImportError."""
+        node = self.parent(statement)
+        while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            if isinstance(node, cst.Try):
+                return any(_catches_import_error(handler) for handler in node.handlers)
+            node = self.parent(node)
+        return False
+
     def loaded(self, node: cst.CSTNode) -> bool:
         return self.get_metadata(ExpressionContextProvider, node, None) is ExpressionContext.LOAD
 
@@ -43,3 +60,20 @@ def _dotted(node: cst.CSTNode) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name)
+
+
+CATCHES = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+
+
+def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    for kind in kinds:
+        value = kind.value if isinstance(kind, cst.Element) else kind
+        if isinstance(value, (cst.Name, cst.Attribute)) and _EMPTY.code_for_node(value).split(".")[-1] in CATCHES:
+            return True
+    return False
+
+
+_EMPTY = cst.Module(body=[])

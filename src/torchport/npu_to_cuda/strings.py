@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.apis.legacy_types import is_legacy_type
 from torchport.findings import Operation
 from torchport.npu_to_cuda import changes, names
 
@@ -47,10 +48,12 @@ def visit(walk, node: cst.SimpleString) -> None:
         new = quoted(node, names.CUDA_VISIBLE_DEVICES)
         walk.change(node, lambda _: new, node, changes.VISIBLE, f"{value} -> {names.CUDA_VISIBLE_DEVICES}", value)
         return
-    if names.is_npu_setting(value):
-        if _is_env_key(walk, node, parent):
+    if names.is_npu_setting(value) or names.is_launch_setting(value):
+        if _reads_env(walk, node, parent):
+            what = ("set by Ascend's launch scripts" if names.is_launch_setting(value)
+                    else "a setting of the NPU's software stack")
             walk.edits.row(walk.line(node), changes.NOTE, Operation.NOTE,
-                           f"{value}: a setting of the NPU's software stack, read here; nothing sets it off the NPU", value)
+                           f"{value}: {what}, read here; nothing sets it elsewhere", value)
         return
     if _names_a_key(walk, node, parent):
         return
@@ -62,9 +65,17 @@ def visit(walk, node: cst.SimpleString) -> None:
     elif value == names.BACKEND:
         new = quoted(node, names.CUDA_DIST_BACKEND)
         walk.change(node, lambda _: new, node, changes.BACKEND, f"backend {value!r} -> {new.value}", value)
+    elif _is_legacy_type_name(value):  # torch.set_default_tensor_type("torch.npu.FloatTensor"), x.type(...)
+        new = quoted(node, names.cuda_api(value))
+        walk.change(node, lambda _: new, node, changes.DEVICE_API, f"type name {value!r} -> {new.value}", value)
     elif _is_device_prefix(node, value, parent):
         new = quoted(node, names.CUDA_TYPE + value[len(names.DEVICE_TYPE):])
         walk.change(node, lambda _: new, node, changes.DEVICES, f"device prefix {value!r} -> {new.value}", value)
+
+
+def _is_legacy_type_name(value: str) -> bool:
+    module, _, name = value.rpartition(".")
+    return module in names.DEVICE_MODULE_NAMES and is_legacy_type(name) and names.cuda_api(value) is not None
 
 
 def _is_device_prefix(node: cst.SimpleString, value: str, parent) -> bool:
@@ -109,11 +120,12 @@ def _names_a_key(walk, node: cst.SimpleString, parent) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value in KEY_METHODS and position == 0
 
 
-def _is_env_key(walk, node: cst.SimpleString, parent) -> bool:
-    """os.environ["X"], os.getenv("X"), os.environ.get("X")."""
+def _reads_env(walk, node: cst.SimpleString, parent) -> bool:
+    """os.environ["X"] (read), os.getenv("X"), os.environ.get("X")."""
     if isinstance(parent, cst.Index):
         subscript = walk.parent(walk.parent(parent))
-        return isinstance(subscript, cst.Subscript) and walk.imported(subscript.value) == ENVIRON
+        return (isinstance(subscript, cst.Subscript) and walk.imported(subscript.value) == ENVIRON
+                and walk.loaded(subscript))
     if isinstance(parent, cst.Arg) and parent.keyword is None:
         call = walk.parent(parent)
         return isinstance(call, cst.Call) and call.args[0] is parent and walk.imported(call.func) in ENV_READERS

@@ -7,20 +7,44 @@ Only whole CUDA device values are rewritten, never substrings (Ascend's transfer
 
 from __future__ import annotations
 
-from torchport.targets.devices import cuda_device, device_string, is_host
+import ast
+from dataclasses import dataclass
+
+from torchport.apis.devices import CUDA_VISIBLE_DEVICES
+from torchport.apis.distributed import CUDA_DIST_BACKEND
+from torchport.targets.devices import CUDA_DEVICE_TYPE, device_string, is_host, source_device
 from torchport.targets.verdict import Kind, Verdict
 
 
-def cuda_index(value) -> tuple[bool, int | None]:
-    """(is a CUDA device value, its index or None) for a str, int or torch.device-like value."""
+@dataclass(frozen=True)
+class Dialect:
+    """The device API a script is written for, whose values `run` maps to the target's: CUDA's,
+    and the NPU's where the stand-in torch_npu is served (runtime/patch_torch_npu.py)."""
+
+    device_type: str  # "cuda": its devices, `x.cuda()`, torch.autocast("cuda")
+    dist_backend: str  # "nccl"
+    visible_devices_env: str | None  # "CUDA_VISIBLE_DEVICES"
+
+
+CUDA = Dialect(CUDA_DEVICE_TYPE, CUDA_DIST_BACKEND, CUDA_VISIBLE_DEVICES)
+
+
+def dialect_of(target) -> Dialect:
+    """The dialect of scripts written for `target` (its device type, backend and variable)."""
+    return Dialect(target.device_type, ast.literal_eval(target.dist_backend), target.visible_devices_env)
+
+
+def cuda_index(value, device_types: tuple[str, ...] = (CUDA_DEVICE_TYPE,)) -> tuple[bool, int | None]:
+    """(is a CUDA device value, its index or None) for a str, int or torch.device-like value;
+    a device of any of `device_types` counts as CUDA's."""
     kind = type(value)
     if kind is str:
-        is_cuda, index = cuda_device(value)
+        is_cuda, index = source_device(value, device_types)
         return is_cuda, (int(index) if index is not None else None)
     if kind is int:  # bools are not device indices
         return (value >= 0), value
     device_type = getattr(value, "type", None)
-    if device_type == "cuda" and hasattr(value, "index"):
+    if device_type in device_types and hasattr(value, "index"):
         return True, value.index
     return False, None
 
@@ -54,6 +78,18 @@ class DeviceMapper:
         self.keeps_index = keeps_index and not is_host(device_type)
         self.real_device = real_device  # the original torch.device class, never the proxy
         self.mapped = Memo(self._target_form)
+        self.dialects: tuple[Dialect, ...] = (CUDA,)
+        self.sources: tuple[str, ...] = (CUDA.device_type,)  # the device types mapped to the target's
+
+    def add_dialect(self, dialect: Dialect) -> None:
+        """Map `dialect`'s devices too (before the patches that read `sources` are installed)."""
+        self.dialects = (*self.dialects, dialect)
+        self.sources = tuple(d.device_type for d in self.dialects)
+        self.mapped.clear()
+
+    def source_index(self, value) -> tuple[bool, int | None]:
+        """`cuda_index` for the devices of every dialect mapped here."""
+        return cuda_index(value, self.sources)
 
     def spelling(self, index: int | None) -> str:
         """The target's device string for CUDA device `index` (None: the current device)."""
@@ -75,7 +111,7 @@ class DeviceMapper:
         return None
 
     def _target_form(self, value):
-        is_cuda, index = cuda_index(value)
+        is_cuda, index = self.source_index(value)
         if not is_cuda:
             return None
         if type(value) is self.real_device:
@@ -88,7 +124,7 @@ class DeviceMapper:
 
     def verdict(self, api: str, before, after, note: str = "", keyword: str | None = None) -> Verdict:
         """The log's verdict for one device conversion: `torch.zeros(device='cuda:1') -> ...`."""
-        dropped = cuda_index(before)[1] is not None and ":" not in str(after)
+        dropped = self.source_index(before)[1] is not None and ":" not in str(after)
         kind = Kind.ADAPTED if dropped else Kind.SAME
         if dropped and not note:
             note = f"the device index is dropped: one {self.device_type} device"

@@ -35,22 +35,22 @@ def install(session) -> None:
 
 def _patch_autocast(session, autocast) -> None:
     original = autocast.__dict__["__init__"]
-    target_type, log = session.device_type, session.log
+    target_type, log, sources = session.device_type, session.log, session.mapper.sources
     verdicts = {}
 
-    def verdict(dtype, new_dtype):
-        key = (dtype, new_dtype)
+    def verdict(source, dtype, new_dtype):
+        key = (source, dtype, new_dtype)
         if key not in verdicts:
             note = "" if dtype is new_dtype else f"{_name(dtype)} becomes {_name(new_dtype)} on {target_type}"
             if not session.autocast_allowed():
                 note = f"off: this {target_type} has no native {_name(new_dtype)}, float32 is faster"
             kind = Kind.SAME if not note else Kind.ADAPTED
-            verdicts[key] = Verdict("torch.autocast('cuda')", kind, f"torch.autocast({target_type!r})", note)
+            verdicts[key] = Verdict(f"torch.autocast({source!r})", kind, f"torch.autocast({target_type!r})", note)
         return verdicts[key]
 
     @functools.wraps(original)
     def __init__(self, device_type, *args, **kwargs):
-        if device_type == "cuda":
+        if device_type in sources:
             if args:
                 dtype = args[0]
                 new_dtype = session.autocast_dtype(dtype)
@@ -58,7 +58,7 @@ def _patch_autocast(session, autocast) -> None:
             else:
                 dtype = kwargs.get("dtype")
                 new_dtype = kwargs["dtype"] = session.autocast_dtype(dtype)
-            log.note(verdict(dtype, new_dtype))
+            log.note(verdict(device_type, dtype, new_dtype))
             device_type = target_type
             if not session.autocast_allowed():
                 if len(args) > 1:  # (dtype, enabled, cache_enabled)
@@ -72,13 +72,14 @@ def _patch_autocast(session, autocast) -> None:
 
 def _patch_grad_scaler(session, scaler) -> None:
     original = scaler.__dict__["__init__"]
-    device_type = session.device_type
-    moved = Verdict("torch.amp.GradScaler('cuda')", Kind.SAME, f"torch.amp.GradScaler({device_type!r})")
+    device_type, sources = session.device_type, session.mapper.sources
+    moved = {source: Verdict(f"torch.amp.GradScaler({source!r})", Kind.SAME, f"torch.amp.GradScaler({device_type!r})")
+             for source in sources}
 
     @functools.wraps(original)
     def __init__(self, device="cuda", *args, **kwargs):
-        if device == "cuda":
-            session.log.note(moved)
+        if device in moved:
+            session.log.note(moved[device])
             device = device_type
         original(self, device, *args, **kwargs)
 
@@ -88,12 +89,13 @@ def _patch_grad_scaler(session, scaler) -> None:
 def _device_type_keyword(session, api: str, original):
     """custom_fwd/custom_bwd(device_type="cuda")."""
     device_type = session.device_type
-    moved = Verdict(f"{api}(device_type='cuda')", Kind.SAME, f"{api}(device_type={device_type!r})")
+    moved = {source: Verdict(f"{api}(device_type={source!r})", Kind.SAME, f"{api}(device_type={device_type!r})")
+             for source in session.mapper.sources}
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
-        if kwargs.get("device_type") == "cuda":
-            session.log.note(moved)
+        if kwargs.get("device_type") in moved:
+            session.log.note(moved[kwargs["device_type"]])
             kwargs["device_type"] = device_type
         return original(*args, **kwargs)
 
@@ -105,23 +107,24 @@ def _device_type_first(session, api: str, original):
     torch itself asks about CUDA's own state (torch.compile saves and restores every device's
     autocast state around a compilation) and gets the true answer, as with torch.device("cuda")."""
     device_type = session.device_type
-    moved = Verdict(f"{api}('cuda')", Kind.SAME, f"{api}({device_type!r})")
+    moved = {source: Verdict(f"{api}({source!r})", Kind.SAME, f"{api}({device_type!r})")
+             for source in session.mapper.sources}
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
-        if args and args[0] == "cuda":
+        if args and args[0] in moved:
             if top_package(sys._getframe(1)) != "torch":
-                session.log.note(moved)
+                session.log.note(moved[args[0]])
                 args = (device_type, *args[1:])
-        elif kwargs.get("device_type") == "cuda" and top_package(sys._getframe(1)) != "torch":
-            session.log.note(moved)
+        elif kwargs.get("device_type") in moved and top_package(sys._getframe(1)) != "torch":
+            session.log.note(moved[kwargs["device_type"]])
             kwargs["device_type"] = device_type
         return original(*args, **kwargs)
 
     def traced(*args, **kwargs):
-        if args and args[0] == "cuda":
+        if args and args[0] in moved:
             args = (device_type, *args[1:])
-        elif kwargs.get("device_type") == "cuda":
+        elif kwargs.get("device_type") in moved:
             kwargs["device_type"] = device_type
         return original(*args, **kwargs)
 

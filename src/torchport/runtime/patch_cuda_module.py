@@ -42,22 +42,34 @@ def install(session) -> None:
         module_name, name = api.rsplit(".", 1)
         owner = importlib.import_module(module_name)
         original = getattr(owner, name, None)
-        if original is None or not is_patched(kind(original)):
+        replacement = redirection(session, api, original)
+        if replacement is None:
             continue
-        verdict, act, also = _action(session, api, name, original)
-        if _is_legacy_type_renamed(verdict, original):
-            # `x.type(T)` and the legacy constructors accept only the real class, not a proxy:
-            # install it itself (its uses are not logged).
-            replacement = _resolve(verdict.replacement) if verdict.kind is Kind.SAME else session.evaluate(verdict.replacement)
-            if not isinstance(replacement, type):
-                continue  # (a class this torch does not have: left as it is)
-        elif isinstance(original, type):
-            replacement = class_proxy(original, _guarded_class(session, verdict, original, act), also, as_call=True)
-        else:
-            replacement = functools.wraps(original)(_guarded(session, verdict, original, act))
         session.book.replace(owner, name, replacement)
         submodules = [m for n, m in list(sys.modules.items()) if n.startswith(module_name + ".") and m]
         session.book.replace_everywhere(submodules, name, original, replacement)
+
+
+def redirection(session, api: str, original, shown_as: str | None = None, honest=None):
+    """What the script's `api` (a torch.cuda or torch.cuda.amp name, whose object is `original`)
+    becomes on the session's target, or None where it is left as it is. Its calls are logged as
+    `shown_as` (default: `api`; the stand-in torch.npu logs its own names); honest callers get
+    `honest` (default: `original`)."""
+    if original is None or not is_patched(kind(original)):
+        return None
+    name = api.rsplit(".", 1)[1]
+    verdict, act, also = _action(session, api, name, original)
+    if shown_as is not None:
+        verdict = dataclasses.replace(verdict, api=shown_as)
+    honest = original if honest is None else honest
+    if _is_legacy_type_renamed(verdict, original):
+        # `x.type(T)` and the legacy constructors accept only the real class, not a proxy:
+        # install it itself (its uses are not logged).
+        replacement = _resolve(verdict.replacement) if verdict.kind is Kind.SAME else session.evaluate(verdict.replacement)
+        return replacement if isinstance(replacement, type) else None  # (a class this torch lacks: left)
+    if isinstance(original, type):
+        return class_proxy(original, _guarded_class(session, verdict, honest, act), also, as_call=True)
+    return functools.wraps(original)(_guarded(session, verdict, honest, act))
 
 
 def _is_legacy_type_renamed(verdict, original) -> bool:

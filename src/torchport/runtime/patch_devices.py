@@ -19,10 +19,9 @@ import sys
 
 from torchport.apis import devices as device_apis
 from torchport.runtime.callers import top_package
-from torchport.runtime.devices import cuda_index
 from torchport.runtime.patch_compilers import traced_as
 from torchport.runtime.proxies import class_proxy
-from torchport.targets.devices import HOST_DEVICE_TYPE, is_host
+from torchport.targets.devices import CUDA_DEVICE_TYPE, HOST_DEVICE_TYPE, is_host
 from torchport.targets.verdict import Kind, Verdict
 
 ORDER = 10  # installed first (session.py installs the families lowest first): it captures the original torch.device
@@ -61,13 +60,14 @@ def _patch_device_class(session, torch) -> None:
     find its own CUDA backends, and must not find the target's there."""
     real = torch.device
     mapper = session.mapper
+    sources = mapper.sources  # "cuda" (and "npu" where the stand-in torch_npu is served)
 
     def construct(cls, *args, **kwargs):
         first = args[0] if args else kwargs.get("type")
         kind = type(first)
-        if (kind is str and not first.startswith("cuda")) or (kind is real and first.type != "cuda"):
+        if (kind is str and not first.startswith(sources)) or (kind is real and first.type not in sources):
             return real(*args, **kwargs)
-        is_cuda, index = cuda_index(first)
+        is_cuda, index = mapper.source_index(first)
         if not is_cuda or top_package(sys._getframe(1)) == "torch":
             return real(*args, **kwargs)  # torch's own CUDA literals (`torch.device("cuda") in devices`)
         if len(args) > 1:
@@ -75,7 +75,8 @@ def _patch_device_class(session, torch) -> None:
         elif "index" in kwargs:
             index = kwargs["index"]
         result = real(mapper.spelling(index))
-        shown = f"cuda:{index}" if index is not None else "cuda"
+        source = first.partition(":")[0] if kind is str else getattr(first, "type", CUDA_DEVICE_TYPE)  # (an int: CUDA's)
+        shown = f"{source}:{index}" if index is not None else source
         session.note_device("torch.device", shown, str(result), depth=1)
         return result
 
@@ -185,10 +186,16 @@ def _positional_mapper(session, api: str, original):
 
 def _patch_cuda_methods(session, torch) -> None:
     """`x.cuda(i)` / `module.cuda(i)` / `storage.cuda(i)` move to the target device (with `.to`,
-    which all honour)."""
+    which all honour); so do `x.npu(i)` and the others where the stand-in torch_npu is served
+    (each dialect's method is named after its device type, as torch names a backend's)."""
+    tensor_to, module_to = torch.Tensor.to, torch.nn.Module.to
+    for method in session.mapper.sources:
+        _patch_device_methods(session, torch, method, tensor_to, module_to)
+
+
+def _patch_device_methods(session, torch, method_name: str, tensor_to, module_to) -> None:
     mapper, log = session.mapper, session.log
     method = getattr(session.target, "tensor_method", None)
-    tensor_to, module_to = torch.Tensor.to, torch.nn.Module.to  # the originals (patched later)
     storages = torch.storage._StorageBase  # (UntypedStorage's Python methods; TypedStorage calls them)
     storage_to = storages.to
     verdicts = {}
@@ -196,14 +203,14 @@ def _patch_cuda_methods(session, torch) -> None:
     def verdict(owner: str, device):
         key = (owner, device)
         if key not in verdicts:
-            spelled = mapper.spelling(cuda_index(device)[1] if device is not None else None)
+            spelled = mapper.spelling(mapper.source_index(device)[1] if device is not None else None)
             if method:
                 replacement, kind = f"{owner}.{method}", Kind.SAME
             else:
                 replacement, kind = f"{owner}.to({spelled!r})", Kind.ADAPTED
             dropped = device is not None and ":" not in spelled
             note = f"device {spelled!r}" + ("; the index is dropped" if dropped else "")
-            verdicts[key] = Verdict(f"{owner}.cuda", kind, replacement, note)
+            verdicts[key] = Verdict(f"{owner}.{method_name}", kind, replacement, note)
         return verdicts[key]
 
     def target_device(device):
@@ -241,10 +248,26 @@ def _patch_cuda_methods(session, torch) -> None:
 
     tensor_cuda.__doc__ = torch.Tensor.cuda.__doc__
     module_cuda.__doc__ = torch.nn.Module.cuda.__doc__
-    session.book.replace(torch.Tensor, "cuda", tensor_cuda)
-    session.book.replace(torch.nn.Module, "cuda", module_cuda)
+    session.book.replace(torch.Tensor, method_name, tensor_cuda)
+    session.book.replace(torch.nn.Module, method_name, module_cuda)
     storage_cuda.__doc__ = storages.cuda.__doc__
-    session.book.replace(storages, "cuda", storage_cuda)
+    session.book.replace(storages, method_name, storage_cuda)
+    if not hasattr(torch.Tensor, f"is_{method_name}"):
+        _patch_is_device(session, torch, method_name)
+
+
+def _patch_is_device(session, torch, device_type: str) -> None:
+    """`x.is_npu` answers what `x.is_cuda` does: tensors live on the target, so a script's branch
+    for its own device is taken where CUDA's would be (see the runtime's docstring)."""
+    answered = Verdict(f"torch.Tensor.is_{device_type}", Kind.ADAPTED, "torch.Tensor.is_cuda",
+                       f"tensors live on {session.device_type}: answers as is_cuda does")
+    note = session.log.note_frame
+
+    def is_device(self):
+        note(answered, sys._getframe(1))
+        return self.is_cuda
+
+    session.book.replace(torch.Tensor, f"is_{device_type}", property(is_device))
 
 
 def _patch_load(session, torch) -> None:
@@ -262,7 +285,7 @@ def _patch_load(session, torch) -> None:
     )
 
     def restore_cuda_on_target(storage, location):
-        is_cuda, index = cuda_index(location)
+        is_cuda, index = mapper.source_index(location)
         if not is_cuda:
             return None  # torch's default restore
         session.log.note(unmapped, depth=1)

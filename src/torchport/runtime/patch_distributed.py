@@ -13,7 +13,8 @@ import functools
 import inspect
 import warnings
 
-from torchport.apis.distributed import CUDA_DIST_BACKEND, PROCESS_GROUPS, ddp_device_ids
+from torchport.apis.distributed import PROCESS_GROUPS, ddp_device_ids
+from torchport.runtime.devices import CUDA
 from torchport.targets.devices import is_host
 from torchport.targets.verdict import Kind, Verdict
 
@@ -38,11 +39,14 @@ def install(session) -> None:
     _patch_ddp(session, parallel.DistributedDataParallel)
 
 
-def map_backend(value, backend: str, device_type: str):
-    """The target's backend string for `value` ("nccl", "cuda:nccl,cpu:gloo"), or None if no CUDA."""
+def map_backend(value, backend: str, device_type: str, dialects=(CUDA,)):
+    """The target's backend string for `value` ("nccl", "cuda:nccl,cpu:gloo"), or None if no CUDA
+    (nor any other dialect's: "hccl", "npu:hccl" where the stand-in torch_npu is served)."""
     if not isinstance(value, str):
         return None
-    if value.lower() == CUDA_DIST_BACKEND:
+    backends = {dialect.dist_backend for dialect in dialects}
+    devices = {dialect.device_type for dialect in dialects}
+    if value.lower() in backends:
         return backend
     if ":" not in value:
         return None
@@ -50,8 +54,8 @@ def map_backend(value, backend: str, device_type: str):
     changed = False
     for part in value.split(","):
         device, _, name = part.strip().partition(":")
-        if device == "cuda" or name.lower() == CUDA_DIST_BACKEND:
-            device, name, changed = device_type if device == "cuda" else device, backend, True
+        if device in devices or name.lower() in backends:
+            device, name, changed = device_type if device in devices else device, backend, True
         pairs.setdefault(device, name)
     return ",".join(f"{d}:{n}" for d, n in pairs.items()) if changed else None
 
@@ -64,7 +68,7 @@ def _backend_mapper(session, api: str, original, backend: str):
     def wrapper(*args, **kwargs):
         bound = signature.bind_partial(*args, **kwargs)
         given = bound.arguments.get("backend")
-        new = map_backend(given, backend, session.device_type)
+        new = map_backend(given, backend, session.device_type, session.mapper.dialects)
         if new is not None:
             if given not in verdicts:
                 verdicts[given] = Verdict(f"{api}(backend={given!r})", Kind.SAME, f"{api}(backend={new!r})")

@@ -27,7 +27,8 @@ def install(session) -> None:
     on_cpu = not pinned_memory(session.target).here(is_host(session.device_type))
     _patch_tensor_pin_memory(session, torch, on_cpu)
     _patch_data_loader(session, torch.utils.data.DataLoader, on_cpu)
-    _copy_visible_devices(session)
+    for dialect in session.mapper.dialects:  # (ASCEND_RT_VISIBLE_DEVICES too, where torch_npu is stood in for)
+        _copy_visible_devices(session, dialect.visible_devices_env)
 
 
 def _patch_tensor_pin_memory(session, torch, on_cpu: bool) -> None:
@@ -76,15 +77,15 @@ def _patch_data_loader(session, loader, on_cpu: bool) -> None:
     session.book.replace(loader, "__init__", __init__)
 
 
-def _copy_visible_devices(session) -> None:
-    """Copy CUDA_VISIBLE_DEVICES; a target variable that already holds the same value (copied by
+def _copy_visible_devices(session, source: str | None = CUDA_VISIBLE_DEVICES) -> None:
+    """Copy CUDA_VISIBLE_DEVICES (or `source`); a target variable that already holds the same value (copied by
     a launcher such as torchrun's agent, whose workers inherit it) is logged all the same, in the
     log of each process that runs user code (a start-up note: see CallLog.note_at)."""
     name = session.target.visible_devices_env
-    value = os.environ.get(CUDA_VISIBLE_DEVICES)
+    value = os.environ.get(source) if source else None
     if not name or value is None or os.environ.get(name, value) != value:
         return
     if name not in os.environ:
         session.set_env(name, value)
-    verdict = Verdict(f"{CUDA_VISIBLE_DEVICES}={value}", Kind.SAME, f"{name}={value}")
+    verdict = Verdict(f"{source}={value}", Kind.SAME, f"{name}={value}")
     session.log.note_at("(environment)", verdict, startup=True)

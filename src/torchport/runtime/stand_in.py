@@ -27,15 +27,18 @@ class StandInFinder(importlib.abc.MetaPathFinder):
     "torchport.compat.apex") and their submodules.
 
     `verdict(fullname, stand_in_name)` is what the log says of one served import (None: the
-    default line, `adapted` with `why`). With `decline_honest`, an import made by a package that
-    probes the hardware (`session.honest`: accelerate, transformers, ...) is not served: it finds
-    the package missing, as it is."""
+    default line, `adapted` with `why`); `on_serve(fullname, module)` is called after each served
+    import. With `decline_honest`, an import made by a package that probes the hardware
+    (`session.honest`: accelerate, transformers, ...) is not served: it finds the package
+    missing, as it is."""
 
-    def __init__(self, session, aliases: dict[str, str], why: str, verdict=None, decline_honest: bool = False) -> None:
+    def __init__(self, session, aliases: dict[str, str], why: str, verdict=None, on_serve=None,
+                 decline_honest: bool = False) -> None:
         self.session = session
         self.aliases = aliases
         self.why = why
         self.verdict = verdict
+        self.on_serve = on_serve
         self.decline_honest = decline_honest
         self.served: set[str] = set()
 
@@ -61,6 +64,8 @@ class StandInFinder(importlib.abc.MetaPathFinder):
             return None
         self.served.add(fullname)
         self._note(fullname, module.__name__, frame)
+        if self.on_serve is not None:
+            self.on_serve(fullname, module)
         return importlib.util.spec_from_loader(fullname, _Served(module))
 
     def _root(self, fullname: str) -> str | None:

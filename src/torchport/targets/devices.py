@@ -10,7 +10,9 @@ dropped on the CPU, which has one device.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
+CUDA_DEVICE_TYPE = "cuda"
 CUDA_DEVICE = re.compile(r"cuda(?::(\d+))?")
 
 # torch's device type of the host. Mechanisms that meet a device type at run time (the
@@ -27,6 +29,19 @@ def cuda_device(text: str) -> tuple[bool, str | None]:
     """(True, the index as written or None) if `text` is "cuda" or "cuda:N"; else (False, None)."""
     match = CUDA_DEVICE.fullmatch(text)
     return (True, match.group(1)) if match else (False, None)
+
+
+def source_device(text: str, device_types: tuple[str, ...]) -> tuple[bool, str | None]:
+    """`cuda_device` for a script written for any of `device_types` ("cuda", and "npu" where
+    `run` serves the stand-in torch_npu): (True, the index as written or None) for "<type>" or
+    "<type>:N"."""
+    match = _device_pattern(device_types).fullmatch(text)
+    return (True, match.group(1)) if match else (False, None)
+
+
+@lru_cache(maxsize=None)
+def _device_pattern(device_types: tuple[str, ...]):
+    return re.compile(rf"(?:{'|'.join(map(re.escape, device_types))})(?::(\d+))?")
 
 
 def device_string(device_type: str, index: int | str | None, keeps_index: bool) -> str:
