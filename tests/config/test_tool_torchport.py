@@ -142,11 +142,11 @@ def test_migrate_takes_its_target_from_pyproject_and_the_command_line_over_it(cl
 @pytest.mark.parametrize(
     ("table", "said"),
     [
-        ('tarket = "cpu"', "[tool.torchport] tarket: unknown key (known: target, select,"),
+        ('tarket = "cpu"', "[tool.torchport] tarket: unknown key (known: target, from, select,"),
         ("extend_select = []", "[tool.torchport] extend_select: unknown key (spelled extend-select)"),
         ('jobs = "many"', "[tool.torchport] jobs: 'many' is not a number of processes (0 or more)"),
         ("jobs = -1", "[tool.torchport] jobs: '-1' is not a number of processes (0 or more)"),
-        ('target = "gpu"', "[tool.torchport] target: 'gpu' is not one of npu, xpu, mps, cpu, accelerator"),
+        ('target = "gpu"', "[tool.torchport] target: 'gpu' is not one of cuda, npu, xpu, mps, cpu, accelerator"),
         ('apply-affinity = "yes"', "[tool.torchport] apply-affinity: 'yes' is not true or false"),
         ("exclude = [{ a = 1 }]", "[tool.torchport] exclude: {'a': 1} is not a string or a number"),
         ("target = ", "not valid TOML (Invalid value (at line 2, column 10))"),

@@ -86,7 +86,7 @@ def _apex_summary(out: Path) -> dict:
 def test_help_explains_the_choice(cli):
     status, printed, _ = cli("migrate", "--help")
     assert status == 0
-    assert "--apex {native,keep}" in printed and "default: keep on npu, else native" in " ".join(printed.split())
+    assert "--apex {native,keep}" in printed and "default: keep on cuda, npu, else native" in " ".join(printed.split())
 
 
 def test_a_file_without_apex_is_migrated_as_before_never_converted(cli, project, tmp_path, monkeypatch):

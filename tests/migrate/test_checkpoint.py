@@ -8,6 +8,8 @@ run, on cpu and on accelerator (which falls back to the CPU here).
 import pytest
 import torch
 
+from _ported import PORTED
+
 from torchport import targets
 from torchport.migrate import migrate_source
 
@@ -39,7 +41,7 @@ def test_a_load_without_a_location_gets_the_targets_device(source, expected):
     assert _migrated(f"import torch\nx = {source}\n", "npu").endswith(f"x = {expected}\n")
 
 
-@pytest.mark.parametrize("target", targets.names())
+@pytest.mark.parametrize("target", PORTED)
 def test_the_device_is_the_targets_own(target):
     migrated = _migrated("import torch\nfrom torch import load\nx = load(path)\n", target)
     device_type = targets.get(target).device_type

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from _ported import PORTED
+
 from torchport import targets
 from torchport.migrate.device_indices import mentions_of
 from torchport.migrate.elide import MARKER, elide
@@ -95,7 +97,7 @@ def _rows(result):
     return [(f.start_line, f.end_line, f.code, f.operation, f.message, f.api) for f in result.findings]
 
 
-@pytest.mark.parametrize("target", targets.names())
+@pytest.mark.parametrize("target", PORTED)
 @pytest.mark.parametrize(("name", "source"), _inputs(), ids=[name for name, _ in _inputs()])
 def test_migrating_with_definitions_set_aside_gives_the_whole_file_result(name, source, target):
     whole = _migrate(source, targets.get(target), name, _whole(source, target))
@@ -205,7 +207,7 @@ def main():
 '''
 
 
-@pytest.mark.parametrize("target", targets.names())
+@pytest.mark.parametrize("target", PORTED)
 def test_a_file_with_a_device_index_is_set_aside_too_but_never_what_carries_the_index(target):
     """What sets, copies or uses an index is kept, even where it mentions no CUDA (`remember`
     copies it, `train` uses it): the result equals the whole file's, with less parsed."""

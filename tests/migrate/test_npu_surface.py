@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from _ported import PORTED
+
 from torchport import targets
 from torchport.migrate import migrate_source
 from torchport.targets.surface import NPU_SURFACE, TORCH_SURFACE, names
@@ -227,7 +229,7 @@ def _distributed(path: Path) -> str:
     return distributed.source
 
 
-@pytest.mark.parametrize("target", targets.names())
+@pytest.mark.parametrize("target", PORTED)
 def test_multi_card_code_uses_only_names_the_target_and_torch_have(target):
     """What --distributed writes, once migrated: the target's names in its surface (npu: hccl and
     torch.npu.set_device, checked against the torch_npu wheel), torch.distributed's in torch."""

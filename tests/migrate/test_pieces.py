@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from _ported import PORTED
+
 from torchport import targets
 from torchport.migrate import pieces
 from torchport.migrate.source import migrate_source
@@ -148,7 +150,7 @@ def _rows(result):
     return [(f.start_line, f.end_line, f.code, f.operation, f.message, f.api) for f in result.findings]
 
 
-@pytest.mark.parametrize("target", targets.names())
+@pytest.mark.parametrize("target", PORTED)
 @pytest.mark.parametrize(("name", "source"), _inputs(), ids=[name for name, _ in _inputs()])
 def test_migrating_in_pieces_gives_the_whole_file_result(name, source, target, monkeypatch):
     whole = migrate_source(source, targets.get(target), name)

@@ -109,14 +109,20 @@ CASES = [
         torch.npu.get_soc_version()
         """, id="a name torch.cuda lacks stays, and so does import torch_npu"),
     case("""
+        from models import net
+
         def f(x, model):
             assert x.is_npu
             model.npu()
+            net.npu()
             return x.npu(non_blocking=True), x.untyped_storage().npu()
         """, """
+        from models import net
+
         def f(x, model):
             assert x.is_cuda
             model.cuda()
+            net.cuda()
             return x.cuda(non_blocking=True), x.untyped_storage().cuda()
         """, id="x.npu() and x.is_npu on tensors, modules and storages"),
     case('''
@@ -344,4 +350,22 @@ CASES = [
         profile = Profile()
         optimizer = torchport.optim.NpuFusedSGD(params, lr=0.1)
         """, id="a guarded import with the file's own fallback stays; a method of the script's own; apex.optimizers.NpuFused*"),
+    case("""
+        import torch
+        import deepspeed_npu
+
+        class NpuLinear(torch.nn.Linear):
+            def forward(self, x):
+                return torch.npu_linear(x, self.weight, self.bias)
+
+        y = torch.npu_mish(x)
+        """, """
+        import torch
+
+        class NpuLinear(torch.nn.Linear):
+            def forward(self, x):
+                return torch.nn.functional.linear(x, self.weight, self.bias)
+
+        y = torch.nn.functional.mish(x)
+        """, id="torch_npu 1.x's kernels in torch itself; an Ascend adapter imported for its effect"),
 ]

@@ -63,7 +63,8 @@ def test_data_parallel_the_function_applies_the_module_once(defined):
 
 
 def test_the_targets_that_keep_torchs_data_parallel():
-    """torch's only wraps the module where it finds neither CUDA nor a device it would scatter over."""
+    """torch's only wraps the module where it finds neither CUDA nor a device it would scatter over,
+    and on CUDA itself it scatters over the GPUs."""
     kept = {name for name in targets.names() if targets.get(name).data_parallel is None}
-    assert kept == {"cpu", "mps"}
+    assert kept == {"cuda", "cpu", "mps"}
     assert targets.get("npu").data_parallel == ONE_DEVICE_DATA_PARALLEL

@@ -134,7 +134,7 @@ def test_torchport_targets_lists_it_and_a_broken_one_is_one_line_that_breaks_not
     done = _torchport(sites, "targets", cwd=tmp_path, broken=True)
     assert done.returncode == 0, done.stderr
     names = [line.split()[0] for line in done.stdout.splitlines() if not line.startswith(" ")]
-    assert names == ["npu", "xpu", "mps", "cpu", "accelerator", "foo"]
+    assert names == ["cuda", "npu", "xpu", "mps", "cpu", "accelerator", "foo"]
     summary = "the foo accelerator (torch.foo): fooccl, FOO_VISIBLE_DEVICES (from foo-target 0.1)"
     assert f"foo          {summary}" in done.stdout.splitlines()
     assert done.stderr == ("torchport: target entry point bar = bar_target (bar-target 0.1) is left out: "

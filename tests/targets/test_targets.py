@@ -16,12 +16,12 @@ from torchport.targets.verdict import Kind
 APIS = cuda_apis()
 
 
-def test_the_five_targets_are_discovered_from_their_modules():
-    assert targets.names() == ["npu", "xpu", "mps", "cpu", "accelerator"]
+def test_the_six_targets_are_discovered_from_their_modules():
+    assert targets.names() == ["cuda", "npu", "xpu", "mps", "cpu", "accelerator"]
 
 
 def test_unknown_target_is_a_clear_error():
-    with pytest.raises(ValueError, match="unknown target 'tpu'; choose one of: npu, xpu"):
+    with pytest.raises(ValueError, match="unknown target 'tpu'; choose one of: cuda, npu, xpu"):
         targets.get("tpu")
 
 
@@ -117,8 +117,8 @@ def test_describe_is_the_log_and_report_format():
 
 
 def test_the_registry_is_the_targets_own_data():
-    assert targets.names() == ["npu", "xpu", "mps", "cpu", "accelerator"]
-    assert targets.auto_order() == ["npu", "xpu", "mps"]
+    assert targets.names() == ["cuda", "npu", "xpu", "mps", "cpu", "accelerator"]
+    assert targets.auto_order() == ["cuda", "npu", "xpu", "mps"]
 
 
 def test_a_target_without_surface_data_is_refused_when_it_is_built():

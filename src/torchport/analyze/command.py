@@ -52,7 +52,8 @@ from torchport.migrate.source import FileResult
 from torchport.migrate.walk import add_selection_arguments, scan, selection_from
 from torchport.migrate.selection import add_rule_selection_arguments, rule_selection_from
 from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
-from torchport.migrate.command import add_apex_argument, add_distributed_arguments, distributed_request, print_distributed
+from torchport.migrate.command import (add_apex_argument, add_distributed_arguments, add_source_argument, check_source,
+                                       distributed_request, note_source, print_distributed)
 from torchport.report.csv_table import write_table
 from torchport.report.html import HTML_REPORT
 from torchport.report.tables import (
@@ -84,6 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="write into a non-empty OUT (never deletes anything)")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (0: one per CPU)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    add_source_argument(parser)
     add_apex_argument(parser)
     add_distributed_arguments(parser, analysis=True)
     add_selection_arguments(parser)
@@ -93,6 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     if args.jobs < 0:
         raise UsageError(f"-j {args.jobs}: give a number of processes, 0 or more")
+    check_source(args)
     if args.mode == "dynamic-shape":
         return _dynamic_shape(args)
     wanted = set()
@@ -106,7 +109,7 @@ def main(args: argparse.Namespace) -> int:
         sources=args.src, out=args.out, target=args.target, force=args.force, jobs=args.jobs or (os.cpu_count() or 1),
         selection=selection_from(args), analysis_only=True, reports=wanted, distribute=request, entries=args.entry,
         progress=not args.quiet,
-        apex=args.apex, select=rules.select, ignore=rules.ignore,
+        apex=args.apex, select=rules.select, ignore=rules.ignore, source=args.source,
     )
     try:
         outcome = engine.run(options) if wanted else None
@@ -123,6 +126,7 @@ def main(args: argparse.Namespace) -> int:
         _print_apex(apex_uses)
         if outcome is not None and request is not None:
             _print_distributed(outcome, options)
+    note_source(args, "analyze", outcome, options)
     return 0
 
 

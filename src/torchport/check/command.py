@@ -29,7 +29,7 @@ from torchport.errors import UsageError
 from torchport.findings import Finding, Operation
 from torchport.migrate import engine
 from torchport.migrate.codes import rule_names
-from torchport.migrate.command import add_apex_argument
+from torchport.migrate.command import add_apex_argument, add_source_argument, check_source
 from torchport.migrate.selection import add_rule_selection_arguments, rule_selection_from
 from torchport.migrate.walk import add_selection_arguments, selection_from
 
@@ -48,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (0: one per CPU)")
     parser.add_argument("--apply-affinity", action="store_true", help="count the fused-optimizer swaps as changes too")
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    add_source_argument(parser)
     add_apex_argument(parser)
     add_selection_arguments(parser)
     add_rule_selection_arguments(parser)
@@ -58,11 +59,12 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(f"-j {args.jobs}: give a number of processes, 0 or more")
     if args.diff and args.output_format != "text":
         raise UsageError("--diff prints a patch: it takes no --output-format")
+    check_source(args)
     rules = rule_selection_from(args)
     options = engine.Options(
         sources=args.src, out=None, target=args.target, diff=True, jobs=args.jobs or (os.cpu_count() or 1),
         selection=selection_from(args), apply_affinity=args.apply_affinity, apex=args.apex,
-        select=rules.select, ignore=rules.ignore,
+        select=rules.select, ignore=rules.ignore, source=args.source,
     )
     try:
         runs = [(engine.run(part), displayed(part)) for part in apart(options)]  # (a --diff: nothing is written)

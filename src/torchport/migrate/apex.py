@@ -28,9 +28,9 @@ KEPT = "kept"  # FileResult.apex of a file whose apex stays (beside the conversi
 
 
 def default_mode(target: Target) -> str:
-    """Where the target has an apex of its own, the script keeps it; elsewhere apex cannot be
-    installed (it builds only for CUDA), so it is converted."""
-    return KEEP if target.keeps_apex else NATIVE
+    """Where the target has an apex of its own, or is CUDA itself (where apex builds), the script
+    keeps it; elsewhere apex cannot be installed (it builds only for CUDA), so it is converted."""
+    return KEEP if target.keeps_apex or target.runs_cuda_code else NATIVE
 
 
 def convert_then_migrate(data: bytes, path: str, mode: str, target: Target, migrate: Callable[[bytes], FileResult]) -> FileResult:

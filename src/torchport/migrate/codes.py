@@ -1,5 +1,6 @@
 """Every code torchport writes rows under, and its name: the rules' own (TP0xx, TP1xx, from the
-registry), the import tidying's (TP000), --distributed's (TP2xx) and the apex conversion's (TP3xx).
+registry), the import tidying's (TP000), --distributed's (TP2xx), the apex conversion's (TP3xx) and
+the NPU conversion's (TP4xx, `--from npu`).
 Read by the selection (`--select TP1`), the HTML page and check's SARIF rules."""
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ it (its section of the first block of imports, in order), CUDA imports no longer
 def _names() -> tuple[tuple[str, str], ...]:
     from torchport.apex_to_torch.changes import CODES as APEX_CODES
     from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
+    from torchport.npu_to_cuda.changes import CODES as NPU_CODES
     from torchport.migrate.rules import RULES
 
     names = {rule.code: rule.title for rule in RULES}
     names[IMPORT_CODE] = "imports the migrated code needs"
     names.update(DISTRIBUTE_CODES)
     names.update(APEX_CODES)
+    names.update(NPU_CODES)
     return tuple(names.items())
 
 

@@ -29,6 +29,15 @@ a form with no confident rewrite imports the stand-in torchport.compat.apex inst
 --apex keep (npu's default: Ascend ships an apex of its own) leaves it, with a TP300 row per file
 (and on npu, TP117 advice for Ascend's apex: combine_grad=True, the NpuFused optimizers).
 
+--from npu reads SRC as code written for the Ascend NPU (import torch_npu, .npu(), torch.npu.*,
+"npu:0", hccl, the NpuFused optimizers, torch_npu.npu_* fused kernels, ASCEND_RT_VISIBLE_DEVICES)
+and rewrites it into CUDA's own dialect first (rows TP4xx, at the lines of the file as read):
+the kernels become their torch computation, NPU-only tuning is dropped with a row; then it is
+migrated to --target as CUDA code is, with the same reports. --target cuda takes it back to
+CUDA (there, CUDA code needs no change: without --from npu, migrate --target cuda copies it as
+it is). A file that says nothing of the NPU is migrated as before; without --from npu, migrate
+says (on stderr) when SRC looks like NPU code.
+
 --distributed turns a single-card training script into one that runs as one process per device:
 each training entry script (detected, or named by --entry) gets the process group, a
 DistributedSampler on its training loaders, its model wrapped in DistributedDataParallel, and
@@ -78,7 +87,8 @@ from torchport.migrate.codes import rule_names
 from torchport.migrate.walk import ALWAYS_EXCLUDED, add_selection_arguments, selection_from
 from torchport.migrate.workers import FILE_TIMEOUT
 from torchport.distribute.modes import BATCH_MODES
-from torchport.migrate.apex import MODES as APEX_MODES
+from torchport.migrate.apex import KEEP as APEX_KEEP, MODES as APEX_MODES, default_mode as default_apex_mode
+from torchport.migrate import from_npu
 from torchport.migrate.distributed import Request
 
 
@@ -123,14 +133,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "state_dict); every other affinity row stays advice",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    add_source_argument(parser)
     add_apex_argument(parser)
     add_distributed_arguments(parser)
     add_selection_arguments(parser)
     add_rule_selection_arguments(parser)
 
 
+def add_source_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--from", dest="source", choices=from_npu.SOURCES, default=from_npu.FROM_CUDA,
+        help=f"what SRC is written for (default: %(default)s); {from_npu.FROM_NPU}: code ported to the Ascend NPU "
+        "(torch_npu, .npu(), torch.npu, hccl, NpuFused optimizers, torch_npu.npu_* kernels) is rewritten into "
+        "CUDA's dialect first (rows TP4xx), then migrated to --target as CUDA code is",
+    )
+
+
+def check_source(args: argparse.Namespace) -> None:
+    """A UsageError for a --from the --target cannot take (--from npu --target npu)."""
+    refusal = from_npu.refusal(args.source, targets.get(args.target))
+    if refusal is not None:
+        raise UsageError(refusal)
+
+
+def note_source(args: argparse.Namespace, command: str, outcome: engine.Outcome | None, options: engine.Options) -> None:
+    """On stderr: what --target cuda does to CUDA code (nothing), and, for a tree that looks like
+    NPU code read as CUDA's, the suggestion to migrate it with --from npu."""
+    if args.quiet:
+        return
+    if targets.get(args.target).runs_cuda_code and args.source == from_npu.FROM_CUDA:
+        print(f"torchport {command}: note: CUDA code runs on {args.target} as written: the rules change nothing "
+              f"(--from {from_npu.FROM_NPU} converts NPU code)", file=sys.stderr)
+    hint = outcome.npu_hint(options) if outcome is not None else None
+    if hint:
+        print(f"torchport {command}: {hint}", file=sys.stderr)
+
+
 def add_apex_argument(parser: argparse.ArgumentParser) -> None:
-    keeping = ", ".join(t.name for t in targets.all_targets().values() if t.keeps_apex) or "none"
+    keeping = ", ".join(t.name for t in targets.all_targets().values() if default_apex_mode(t) == APEX_KEEP) or "none"
     parser.add_argument(
         "--apex", choices=APEX_MODES,
         help="NVIDIA apex code: native rewrites it to torch.amp, torch DDP and torchport.optim (apex builds only for "
@@ -191,6 +231,7 @@ def check_options(args: argparse.Namespace) -> None:
         raise UsageError("--diff previews what --in-place would write: give one of them")
     if args.allow_dirty and not args.in_place:
         raise UsageError("--allow-dirty goes with --in-place")
+    check_source(args)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -213,7 +254,7 @@ def _migrate(args: argparse.Namespace, out: Path | None) -> int:
         progress=not args.quiet, selection=selection_from(args),
         file_timeout=args.file_timeout, apply_affinity=args.apply_affinity,
         distribute=distributed_request(args), entries=args.entry, apex=args.apex, in_place=args.in_place,
-        select=rules.select, ignore=rules.ignore,
+        select=rules.select, ignore=rules.ignore, source=args.source,
     )
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -235,6 +276,7 @@ def _migrate(args: argparse.Namespace, out: Path | None) -> int:
         sys.stdout.write("".join(outcome.diffs))
     if not args.quiet:
         print_summary(outcome, options, file=sys.stderr if args.diff else sys.stdout)
+    note_source(args, "migrate", outcome, options)
     empty = warn_of_no_python(args, outcome)
     troubled = outcome.count(Operation.UNSUPPORTED) or len(outcome.skipped) > len(outcome.skipped_on_request)
     return 1 if empty or (args.strict and troubled) else 0

@@ -28,6 +28,7 @@ from pathlib import Path
 from torchport.distribute import launchers
 from torchport.distribute.command_line import MAX_TEXT, is_documentation
 from torchport.migrate.distributed import Request
+from torchport.migrate import from_npu
 from torchport import targets
 from torchport.findings import Finding, Operation
 from torchport.migrate.selection import ALL_PREFIX, RuleSelection
@@ -68,10 +69,12 @@ class Options:
     select: tuple[str, ...] = (ALL_PREFIX,)  # --select (with --extend-select): code prefixes of the rules that run
     ignore: tuple[str, ...] = ()  # --ignore: code prefixes of the rules that do not
     in_place: bool = False  # --in-place: rewrite the sources themselves; `out` is the reports' folder
+    source: str = from_npu.FROM_CUDA  # --from: the dialect the code is written in ("npu": converted to CUDA's first)
 
     def choices(self) -> Choices:
         """What this run asks of each file."""
-        return Choices(self.target, self.apply_affinity, self.distribute, self.apex, RuleSelection(self.select, self.ignore))
+        return Choices(self.target, self.apply_affinity, self.distribute, self.apex, RuleSelection(self.select, self.ignore),
+                       self.source)
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,8 @@ class Outcome:
     launchers: list[tuple[str, str, str, tuple[str, ...]]] = field(default_factory=list)
     apex: dict[str, list[str]] = field(default_factory=dict)  # what --apex made of each file: way -> files
     suppressed: list[Finding] = field(default_factory=list)  # rows a suppression comment took out (# noqa: TP003)
+    npu_code: list[str] = field(default_factory=list)  # files that use torch_npu and never CUDA (from_npu.is_npu_code)
+    npu_converted: list[str] = field(default_factory=list)  # --from npu: the files its conversion changed
     skipped_on_request: list[str] = field(default_factory=list)  # files that say `# torchport: skip-file`
     page: HtmlReport | None = field(default=None, repr=False)  # index.html's diffs, made as the files come
 
@@ -121,6 +126,12 @@ class Outcome:
             "stand_in": self.apex.get("compat", []),  # importing torchport.compat.apex instead
             "kept": self.apex.get("kept", []),  # importing apex as they did
         }
+        summary["from"] = options.source
+        summary["npu_code"] = {
+            "files": self.npu_code,  # written for the NPU (torch_npu, .npu(), torch.npu) and never CUDA
+            "converted": self.npu_converted,  # --from npu: rewritten into CUDA's dialect before the migration
+            "hint": self.npu_hint(options),  # what `migrate` says of a tree of NPU code without --from npu
+        }
         if options.distribute is not None:
             summary["distributed"] = {
                 "batch": options.distribute.batch,
@@ -130,6 +141,12 @@ class Outcome:
                               for n, s, c, p in self.launchers],
             }
         return summary
+
+    def npu_hint(self, options: Options) -> str | None:
+        """The line suggesting --from npu, where files look like NPU code and were read as CUDA's."""
+        if not self.npu_code or options.source != from_npu.FROM_CUDA:
+            return None
+        return from_npu.npu_hint(" ".join(str(path) for path in options.sources), len(self.npu_code), self.python_files)
 
     def _summary(self, options: Options) -> dict:
         return {
@@ -511,6 +528,10 @@ def _read(origin: Path, name: str, outcome: Outcome) -> bytes | None:
 def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, options: Options, writer: Writer | None) -> None:
     outcome.findings.extend(result.findings)
     outcome.suppressed.extend(result.suppressed)
+    if from_npu.is_npu_code(job.data):
+        outcome.npu_code.append(job.relative)
+    if from_npu.converted(result.findings):
+        outcome.npu_converted.append(job.relative)
     if result.apex:
         outcome.apex.setdefault(result.apex, []).append(job.relative)
     if result.distribution is not None:

@@ -6,9 +6,9 @@ ignored (the more specific wins; a tie goes to ignore): `--select TP0 --ignore T
 TP0xx rule but TP003; `--ignore TP0 --select TP003` runs TP003 alone of them. A rule that is off
 neither changes code nor writes rows.
 
-Two kinds of code are steps rather than rules: the apex conversion (TP300-TP307) and
-`--distributed` (TP200-TP206) rewrite a whole file at once, so each runs only when all its codes
-are on (`--ignore TP3` leaves apex code as it is). TP000 (the imports the new code needs) follows
+Three kinds of code are steps rather than rules: the NPU conversion of `--from npu` (TP4xx), the
+apex conversion (TP300-TP307) and `--distributed` (TP200-TP206) rewrite a whole file at once, so
+each runs only when all its codes are on (`--ignore TP3` leaves apex code as it is). TP000 (the imports the new code needs) follows
 the rules that ran: it cannot be turned off, or the code they wrote would not import.
 """
 
@@ -49,6 +49,12 @@ ALL = RuleSelection()
 
 def apex_codes() -> frozenset[str]:
     from torchport.apex_to_torch.changes import CODES
+
+    return frozenset(CODES)
+
+
+def npu_codes() -> frozenset[str]:
+    from torchport.npu_to_cuda.changes import CODES
 
     return frozenset(CODES)
 

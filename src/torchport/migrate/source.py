@@ -123,7 +123,7 @@ def migrate_source(
     code stays as written (`migrate --apex keep`; None: where the target keeps it); `chosen`: the
     rules that run (--select / --ignore)."""
     kept = target.keeps_apex if keep_apex is None else keep_apex
-    if not mentions(target.name, chosen).search(source):
+    if target.runs_cuda_code or not mentions(target.name, chosen).search(source):  # (CUDA on CUDA: nothing to move)
         return tree_result(source, target, path, chosen)
     rewritten, early = _rewrite_tokens(source, target, path, chosen)
     result = _migrate_parsed(rewritten, target, path, apply_affinity, kept, chosen)

@@ -27,7 +27,8 @@ from multiprocessing.connection import Connection, wait
 from torchport import targets
 from torchport.migrate.apex import KEEP, MODES as APEX_MODES, convert_then_migrate, default_mode
 from torchport.migrate.distributed import Request, distribute_then_migrate
-from torchport.migrate.selection import ALL, RuleSelection, apex_codes, distributed_codes
+from torchport.migrate import from_npu
+from torchport.migrate.selection import ALL, RuleSelection, apex_codes, distributed_codes, npu_codes
 from torchport.migrate.codes import IMPORT_CODE
 from torchport.migrate.source import FileResult, mentions, migrate_source, tree_result
 from torchport.migrate.suppression import SKIP_REASON, skips_file
@@ -60,16 +61,26 @@ class Choices:
     distribute: Request | None = None  # --distributed: made to run as one of N processes, where a file is an entry script
     apex: str | None = None  # --apex: "native" or "keep" (None: the target's default)
     rules: RuleSelection = ALL  # --select / --ignore
+    source: str = from_npu.FROM_CUDA  # --from: the dialect the code is written in ("cuda", or "npu": converted first)
 
     def __post_init__(self) -> None:
         if self.apex is not None and self.apex not in APEX_MODES:
             raise ValueError(f"--apex {self.apex}: choose one of {', '.join(APEX_MODES)}")
+        refusal = from_npu.refusal(self.source, targets.get(self.target))
+        if refusal is not None:
+            raise ValueError(refusal)
 
     @property
     def apex_mode(self) -> str:
         if not self.rules.allows_all(apex_codes()):  # (the conversion is one step: TP30x off, apex stays)
             return KEEP
         return self.apex or default_mode(targets.get(self.target))
+
+    @property
+    def converts_from(self) -> str:
+        """The dialect files are converted from: --from's, where its codes are selected (one step,
+        like the apex conversion); else CUDA's (nothing is converted)."""
+        return self.source if self.rules.allows_all(npu_codes()) else from_npu.FROM_CUDA
 
     @property
     def distributes(self) -> Request | None:
@@ -79,8 +90,8 @@ class Choices:
 
 def migrate_one(job: Job, choices: Choices | str) -> FileResult:
     """One file's result; an error in a rule or in the parser becomes a reason, never an exception.
-    Its apex converted (or kept) first, then --distributed, then the migration. `choices`: a
-    target's name alone asks for nothing else."""
+    Its NPU code converted first (--from npu), then its apex converted (or kept), then
+    --distributed, then the migration. `choices`: a target's name alone asks for nothing else."""
     choices = Choices(choices) if isinstance(choices, str) else choices
     target = targets.get(choices.target)
     mode, chosen, request = choices.apex_mode, choices.rules, choices.distributes
@@ -88,7 +99,7 @@ def migrate_one(job: Job, choices: Choices | str) -> FileResult:
         return FileResult(job.data, error=SKIP_REASON)
 
     def migrate(data: bytes) -> FileResult:
-        if not mentions(target.name, chosen).search(data):
+        if target.runs_cuda_code or not mentions(target.name, chosen).search(data):  # (CUDA on CUDA: nothing to move)
             error = _parse_error(data)
             return FileResult(data, error=error) if error else tree_result(data, target, job.relative, chosen)
         return migrate_source(data, target, job.relative, choices.apply_affinity, keep_apex=mode == KEEP, chosen=chosen)
@@ -98,11 +109,14 @@ def migrate_one(job: Job, choices: Choices | str) -> FileResult:
             return migrate(data)
         return distribute_then_migrate(data, job.relative, request, migrate)
 
+    def apex_and_migrate(data: bytes) -> FileResult:
+        return convert_then_migrate(data, job.relative, mode, target, distribute_and_migrate)
+
     try:
-        result = convert_then_migrate(job.data, job.relative, mode, target, distribute_and_migrate)
+        result = from_npu.convert_then_migrate(job.data, job.relative, choices.converts_from, target, apex_and_migrate)
         if chosen.is_everything:
             return result
-        # (the steps' own notes, TP200 and TP300, go with their codes; TP000 with the rules that ran)
+        # (the steps' own notes, TP200, TP300 and TP400, go with their codes; TP000 with the rules that ran)
         return replace(result, findings=[f for f in result.findings if f.code == IMPORT_CODE or chosen.allows(f.code)])
     except MemoryError:
         return FileResult(job.data, error="needs more memory than a file may take")

@@ -7,14 +7,12 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.npu_to_cuda import changes, kernels, names, optimizers, strings
+from torchport.npu_to_cuda import changes, kernels, names, optimizers, statements, strings
 from torchport.npu_to_cuda.edits import Edits, code
 from torchport.npu_to_cuda.reading import Reader
 from torchport.targets import Target
 from torchport.targets import npu as npu_facts
 
-ENVIRON = "os.environ"
-ENV_SETTERS = ("os.environ.setdefault", "os.putenv")
 SELF = "self"  # (self.npu_format_cast(x): a method of the script's own, not torch_npu's Tensor method)
 
 
@@ -71,82 +69,36 @@ class Collector(Reader):
         return not isinstance(node.names, cst.ImportStar) and any(
             optimizers.constructor(f"{module}.{code(alias.name)}") for alias in node.names)
 
-    # -- statements: NPU-only tuning goes --
+    # -- statements: NPU-only tuning goes (statements.py) --
     def visit_Expr(self, node: cst.Expr) -> bool:  # noqa: N802
-        call = node.value
-        if not isinstance(call, cst.Call):
-            return True
-        func = self.imported(call.func) or ""
-        if names.is_tuning_call(func):
-            return self._drop(node, f"drop {names.canonical(func)}(...): NPU-only tuning, nothing to tune off the NPU", func)
-        if func in ENV_SETTERS and call.args:
-            env = strings.string_value(call.args[0].value)
-            if env is not None and names.is_npu_setting(env):
-                return self._drop(node, f"drop {func}({env!r}, ...): a setting of the NPU's software stack", env)
-        return True
+        return self._drop(node, statements.dropped_call(self, node))
 
     def visit_Assign(self, node: cst.Assign) -> bool:  # noqa: N802
-        targets = [t.target for t in node.targets]
-        flags = [self.imported(t) or "" for t in targets]
-        if all(names.is_tuning_flag(flag) for flag in flags):
-            return self._drop(node, f"drop {names.canonical(flags[0])} = ...: NPU-only tuning", names.canonical(flags[0]))
-        settings = [self._environ_key(t) for t in targets]
-        if all(s is not None and names.is_npu_setting(s) for s in settings):
-            return self._drop(node, f"drop os.environ[{settings[0]!r}] = ...: a setting of the NPU's software stack",
-                              settings[0])
-        if self._is_profiler_config(node):
-            return self._drop(node, "drop the NPU profiler's experimental config: torch's profile takes none",
-                              npu_facts.PROFILER_CONFIG, code_=changes.PROFILER)
-        found = optimizers.constructor(self.imported(node.value.func)) if isinstance(node.value, cst.Call) else None
-        if found is not None:
-            self.optimizers.update(code(t) for t in targets)
-        return True
+        if isinstance(node.value, cst.Call) and optimizers.constructor(self.imported(node.value.func)) is not None:
+            self.optimizers.update(code(t.target) for t in node.targets)
+        return self._drop(node, statements.dropped_assignment(self, node))
 
-    def _environ_key(self, target: cst.BaseExpression) -> str | None:
-        if not (isinstance(target, cst.Subscript) and self.imported(target.value) == ENVIRON and len(target.slice) == 1):
-            return None
-        index = target.slice[0].slice
-        return strings.string_value(index.value) if isinstance(index, cst.Index) else None
-
-    def _is_profiler_config(self, node: cst.Assign) -> bool:
-        """`config = torch_npu.profiler._ExperimentalConfig(...)`, read only as a profile's experimental_config."""
-        if not (len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Call)):
-            return False
-        if self.imported(node.value.func) != npu_facts.PROFILER_CONFIG:
-            return False
-        from libcst.metadata import ScopeProvider
-
-        scope = self.get_metadata(ScopeProvider, node, None)
-        if scope is None:
-            return False
-        name = node.targets[0].target.value
-        accesses = [access for assignment in scope.assignments[name] for access in assignment.references]
-        return all(self._is_config_argument(access.node) for access in accesses)
-
-    def _is_config_argument(self, node: cst.CSTNode) -> bool:
-        parent = self.parent(node)
-        return (isinstance(parent, cst.Arg) and parent.keyword is not None
-                and parent.keyword.value == npu_facts.PROFILER_CONFIG_KEYWORD)
-
-    def _drop(self, node, message: str, api: str, code_: str = changes.TUNING) -> bool:
+    def _drop(self, node, why: statements.Dropped | None) -> bool:
+        """Whether to walk on into `node` (not into a statement that goes)."""
+        if why is None:
+            return True
         self.edits.dropped.add(node)
-        self.edits.row(self.line(node), code_, Operation.DELETE, message, api)
+        self.edits.row(self.line(node), why.code, Operation.DELETE, why.message, why.api)
         return False
 
     # -- calls: kernels, optimizers, methods, keywords --
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         func = self.imported(node.func)
-        if func is not None and (func.startswith(names.PACKAGE + ".") or func in optimizers.apex.OPTIMIZERS):
-            if self._kernel(node, func) or self._optimizer(node, func):
-                return
-        if isinstance(node.func, cst.Attribute) and func is None:
+        if func is not None and (self._kernel(node, func) or self._optimizer(node, func)):
+            return
+        if isinstance(node.func, cst.Attribute) and not names.is_npu_name(func or ""):  # (`net.npu()`, net imported too)
             self._method(node, node.func)
         if func is not None:
             self._keywords(node, func)
 
     def _kernel(self, node: cst.Call, func: str) -> bool:
-        name = func[len(names.PACKAGE) + 1:]
-        if "." in name or not kernels.is_kernel(name):
+        name = names.kernel_name(func)
+        if name is None or not kernels.is_kernel(name):
             return False
         self.skipped.add(node.func)
         op = kernels.op_named(name)
@@ -286,6 +238,8 @@ class Collector(Reader):
                 what = "torch.profiler has no such name"
             elif names.canonical(qualified).startswith(names.NPU.device_module + "."):
                 what = "torch.cuda has no such API"
+            elif names.is_plugin(qualified):
+                what = "an Ascend adapter's own, nothing of torch stands for it"
             else:
                 what = "torch_npu's own, nothing of torch stands for it"
             self.left(node, code_, f"{names.canonical(qualified)}: {what}", qualified)

@@ -17,10 +17,12 @@ from torchport.targets import Target
 from torchport.targets import npu as npu_facts
 
 # A file that never says any of these has no NPU code: it is migrated as CUDA code, byte for byte.
-# (and Ascend's tuning, which a file may set without naming the NPU: combine_grad, TASK_QUEUE_ENABLE)
+# (and Ascend's tuning and adapters, which a file may name without naming the NPU: combine_grad,
+# TASK_QUEUE_ENABLE, deepspeed_npu)
 MENTIONS_NPU = re.compile("|".join([
     r"\bnpu\b", "torch_npu", r"\bhccl\b", "ASCEND_", "NpuFused", r"\bnpu_\w+", r"\.npu\(",
-    *(rf"\b{re.escape(name)}\b" for name in (*npu_facts.TUNING_ENV, *chain(*npu_facts.TUNING_KEYWORDS.values())))]).encode())
+    *(rf"\b{re.escape(name)}\b" for name in (*npu_facts.TUNING_ENV, *chain(*npu_facts.TUNING_KEYWORDS.values()),
+                                              *npu_facts.PLUGINS))]).encode())
 
 
 @dataclass

@@ -18,55 +18,74 @@ def decide(walk: Collector, edits: Edits) -> None:
     """Drop the aliases (and statements) of torch_npu imports nothing unconverted reads."""
     touched = edits.touched()
     for _, statement in walk.imports:
-        kept, users = [], set()
-        for alias in statement.names if not isinstance(statement.names, cst.ImportStar) else ():
-            if not _is_npu_alias(statement, alias):  # (apex.optimizers' own: the apex conversion's)
-                kept.append(alias)
-                continue
-            # (`import torch.npu` binds torch: what it imports is needed while torch.npu is)
-            used = set() if _binds_torch(statement, alias) else _unconverted_uses(walk, statement, alias, touched)
-            if isinstance(statement, cst.Import) and walk.unconverted:
-                used |= {use_line for use_line, _ in walk.unconverted}
-            if used:
-                kept.append(alias)
-                users |= used
-        imported = code(statement.module) if isinstance(statement, cst.ImportFrom) else ""
-        where = walk.line(statement)
         if isinstance(statement.names, cst.ImportStar):
-            edits.row(where, changes.IMPORTS, Operation.UNSUPPORTED,
+            imported = code(statement.module)
+            edits.row(walk.line(statement), changes.IMPORTS, Operation.UNSUPPORTED,
                       f"from {imported} import *: kept; name what the file uses to convert it", imported)
             continue
+        kept, users = _still_needed(walk, statement, touched)
         gone = [alias for alias in statement.names if alias not in kept]
-        binding = [alias for alias in gone if _binds_torch(statement, alias) and not walk.binds_torch]
-        if binding:  # `import torch.npu`, the file's only import of torch: it stays `import torch`
-            gone = [alias for alias in gone if alias not in binding]
-            kept += binding
-            edits.fix(binding[0].name, lambda _: cst.Name(names.TORCH))
-            edits.row(where, changes.IMPORTS, Operation.MODIFY,
-                      f"{_spelled(statement, binding[0])} -> import torch: the file's import of torch", code(binding[0].name))
-            walk.binds_torch = True
+        binding = _kept_as_import_torch(walk, edits, statement, gone)
+        gone = [alias for alias in gone if alias not in binding]
         for alias in gone:
-            what = _spelled(statement, alias)
-            if isinstance(statement, cst.ImportFrom) and names.is_transfer(f"{imported}.{code(alias.name)}"):
-                why = "transfer_to_npu redirects CUDA code to the NPU at run time: the file is CUDA code"
-            else:
-                why = "nothing of it is left in the file"
-            edits.row(where, changes.IMPORTS, Operation.DELETE, f"remove {what}: {why}", what)
-            edits.dropped.add(alias)
-        needed = [alias for alias in kept if _is_npu_alias(statement, alias) and alias not in binding]
+            _removed(walk, edits, statement, alias)
+        needed = [alias for alias in kept if _is_npu_alias(statement, alias)]
         if needed:
-            shown = ", ".join(str(n) for n in sorted(users))
-            first = needed[0]
-            message = f"keep {_spelled(statement, first)}: line {shown} still uses torch_npu as written"
-            if walk.guarded(statement):
-                edits.row(where, changes.NOTE, Operation.NOTE,
-                          f"{message}; in its try, where torch_npu is missing the file's fallback runs", names.PACKAGE)
-            else:
-                edits.row(where, changes.IMPORTS, Operation.UNSUPPORTED, message, names.PACKAGE)
-        if not kept:
+            _kept_row(walk, edits, statement, needed[0], users)
+        if not kept and not binding:
             edits.dropped.add(statement)
         elif gone:
             edits.fix(statement, _without(gone, statement))
+
+
+def _still_needed(walk: Collector, statement, touched: set) -> tuple[list[cst.ImportAlias], set[int]]:
+    """The aliases that stay (what is not torch_npu's: the apex conversion's), and the lines that
+    still read torch_npu's."""
+    kept, users = [], set()
+    for alias in statement.names:
+        if not _is_npu_alias(statement, alias):
+            kept.append(alias)
+            continue
+        # (`import torch.npu` binds torch: what it imports is needed while torch.npu is)
+        used = set() if _binds_torch(statement, alias) else _unconverted_uses(walk, statement, alias, touched)
+        if isinstance(statement, cst.Import) and walk.unconverted:
+            used |= {line for line, _ in walk.unconverted}
+        if used:
+            kept.append(alias)
+            users |= used
+    return kept, users
+
+
+def _kept_as_import_torch(walk: Collector, edits: Edits, statement, gone: list) -> list[cst.ImportAlias]:
+    """`import torch.npu`, the file's only import of torch: it stays, as `import torch`."""
+    binding = [alias for alias in gone if _binds_torch(statement, alias) and not walk.binds_torch][:1]
+    if binding:
+        edits.fix(binding[0].name, lambda _: cst.Name(names.TORCH))
+        edits.row(walk.line(statement), changes.IMPORTS, Operation.MODIFY,
+                  f"{_spelled(statement, binding[0])} -> import torch: the file's import of torch", code(binding[0].name))
+        walk.binds_torch = True
+    return binding
+
+
+def _removed(walk: Collector, edits: Edits, statement, alias: cst.ImportAlias) -> None:
+    what = _spelled(statement, alias)
+    imported = code(statement.module) if isinstance(statement, cst.ImportFrom) else ""
+    if imported and names.is_transfer(f"{imported}.{code(alias.name)}"):
+        why = "transfer_to_npu redirects CUDA code to the NPU at run time: the file is CUDA code"
+    else:
+        why = "nothing of it is left in the file"
+    edits.row(walk.line(statement), changes.IMPORTS, Operation.DELETE, f"remove {what}: {why}", what)
+    edits.dropped.add(alias)
+
+
+def _kept_row(walk: Collector, edits: Edits, statement, alias: cst.ImportAlias, users: set[int]) -> None:
+    shown = ", ".join(str(n) for n in sorted(users))
+    message = f"keep {_spelled(statement, alias)}: line {shown} still uses torch_npu as written"
+    if walk.guarded(statement):
+        edits.row(walk.line(statement), changes.NOTE, Operation.NOTE,
+                  f"{message}; in its try, where torch_npu is missing the file's fallback runs", names.PACKAGE)
+    else:
+        edits.row(walk.line(statement), changes.IMPORTS, Operation.UNSUPPORTED, message, names.PACKAGE)
 
 
 def _binds_torch(statement, alias: cst.ImportAlias) -> bool:

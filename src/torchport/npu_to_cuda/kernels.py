@@ -107,7 +107,7 @@ def standing(new: cst.BaseExpression, parent: cst.CSTNode | None) -> cst.BaseExp
 
 
 def modules_of_template(template: str, op: NpuOp) -> frozenset[str]:
-    return modules_used(template.format(**{name: name for name in op.parameters}))
+    return modules_used(template.format(**{name: "(0)" for name in op.parameters}))  # (an argument reads no module)
 
 
 def helper(name: str) -> tuple[str, frozenset[str]]:

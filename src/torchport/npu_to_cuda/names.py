@@ -39,8 +39,22 @@ DEVICE_WORD = re.compile(rf"\b{DEVICE_TYPE}\b", re.IGNORECASE)
 
 
 def is_npu_name(qualified: str) -> bool:
-    """Whether `qualified` is torch_npu's or torch.npu's."""
-    return any(qualified == root or qualified.startswith(root + ".") for root in (PACKAGE, NPU.device_module))
+    """Whether `qualified` is torch_npu's, torch.npu's or an Ascend adapter's (deepspeed_npu)."""
+    return any(qualified == root or qualified.startswith(root + ".")
+               for root in (PACKAGE, NPU.device_module, *npu_facts.PLUGINS))
+
+
+def is_plugin(qualified: str) -> bool:
+    return qualified.split(".")[0] in npu_facts.PLUGINS
+
+
+def kernel_name(qualified: str) -> str | None:
+    """`npu_linear` of torch_npu.npu_linear (or of torch.npu_linear, as torch_npu 1.x named its kernels)."""
+    for module in (PACKAGE, npu_facts.LEGACY_KERNEL_MODULE):
+        if qualified.startswith(module + "."):
+            name = qualified[len(module) + 1:]
+            return name if "." not in name else None
+    return None
 
 
 def canonical(qualified: str) -> str:

@@ -74,7 +74,7 @@ def backends(target: str) -> list[Backend]:
     if chosen.device_type:
         return [Backend.of(chosen)]
     others = [Backend.of(t) for t in targets.all_targets().values() if t.device_type]
-    return [Backend(CUDA.key), *others]
+    return [Backend(CUDA.key), *(b for b in others if b.key != CUDA.key)]  # (the cuda target's are CUDA's)
 
 
 def check(ops, target: str, data: KernelData) -> list[Row]:

@@ -139,7 +139,8 @@ def npu_kind(qualified: str, name: str) -> str | None:
     """The kind torch_npu's surface gives `qualified.name` ("function", "module", "value", ...),
     or None where torch_npu has no such name."""
     modules = load(NPU_SURFACE)["modules"]
-    for module in (qualified, PACKAGE_DEVICE_MODULE + qualified[len(DEVICE_MODULE):]):
+    # (its torch_npu spelling; then torch.npu's own names, which its submodules are read for)
+    for module in (qualified, PACKAGE_DEVICE_MODULE + qualified[len(DEVICE_MODULE):], DEVICE_MODULE):
         entry = modules.get(module, {}).get(name)
         if entry is not None:
             return entry.get("kind")
@@ -173,7 +174,7 @@ def _namespace(session, qualified: str) -> types.ModuleType:
 
 
 def _noop(session, full: str):
-    verdict = Verdict(full, Kind.NOOP, None, f"NPU-only tuning: nothing to do on {session.target.name}")
+    verdict = Verdict(full, Kind.NOOP, None, f"NPU-only: nothing to do on {session.target.name} (returns None)")
     note = session.log.note_frame
 
     def noop(*args, **kwargs):

@@ -180,6 +180,13 @@ class Target:
         return self.device_type_expr or repr(self.device_type)
 
     @property
+    def runs_cuda_code(self) -> bool:
+        """Whether CUDA code runs here as written (the target is CUDA itself): the rules have
+        nothing to move, so `migrate` leaves CUDA code as it is (only `--from npu`, `--distributed`
+        and `--apex native` rewrite anything on it)."""
+        return self.device_module == DEVICE_MODULE
+
+    @property
     def has_device(self) -> bool:
         """False on the CPU: no device to copy to, pin for, launch on or index (the advice's fact,
         read by rules and patches alike)."""

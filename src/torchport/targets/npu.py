@@ -58,3 +58,6 @@ PROFILER_CONFIG = f"{TARGET.profiler_module}._ExperimentalConfig"  # torch_npu p
 PROFILER_CONFIG_KEYWORD = "experimental_config"
 # What ModelZoo's launch scripts (test/train_full_8p.sh) export for the script to read: a note where read.
 LAUNCH_ENV = ("NPU_CALCULATE_DEVICE", "RANK_ID", "RANK_SIZE", "DEVICE_ID")
+LEGACY_KERNEL_MODULE = "torch"  # torch_npu 1.x registered its kernels in torch itself: torch.npu_linear(...)
+# Ascend's adapters of other libraries, imported for their effect (`import deepspeed_npu`)
+PLUGINS = ("deepspeed_npu", "mindspeed", "torchair")

@@ -3,7 +3,8 @@
 A case is `pytest.param(source, {target: expected, ...}, id="what the case is")`: the source a
 script has, and the whole file `migrate_source` makes of it on each target, compared exactly. A
 target the case does not name takes the case's "default" (UNCHANGED: the source as it is); a case
-names every target or gives a default. Advice rules change nothing and write rows: their cases are
+names every target or gives a default. On CUDA itself (cuda) a case that does not name it expects
+the source unchanged and no row, whatever its default: CUDA code runs there as written. Advice rules change nothing and write rows: their cases are
 `pytest.param(source, {target: [(code, line, operation), ...]}, id=...)`, the rows of the module's
 codes, exactly. A module keeps them in `CASES`, `ROWS`, and `APPLIED` (cases migrated with
 --apply-affinity).
@@ -33,17 +34,33 @@ TORCH_DEVICE_TYPE = (
 )
 
 
-def per_target(cases: list) -> list:
-    """Each case once per target, as (source, target, what is expected there), its id "<case>-<target>"."""
+def per_target(cases: list, cuda_takes_default: bool = False) -> list:
+    """Each case once per target, as (source, target, what is expected there), its id "<case>-<target>".
+    `cuda_takes_default`: on cuda an unnamed case takes its default too (a rule on torch's own
+    names, which CUDA code can get wrong as well)."""
     expanded = []
     for case in cases:
         source, expected = case.values
-        unnamed = set(targets.names()) - set(expected)
+        unnamed = set(targets.names()) - set(expected) - set(_cuda_itself())
         assert unnamed == set() or "default" in expected, f"{case.id}: no expectation for {sorted(unnamed)}"
         for target in targets.names():
-            wanted = expected.get(target, expected.get("default"))
+            if target in expected:
+                wanted = expected[target]
+            else:
+                nothing = target in _cuda_itself() and not cuda_takes_default
+                wanted = _on_cuda_itself(expected) if nothing else expected.get("default")
             expanded.append(pytest.param(source, target, source if wanted is UNCHANGED else wanted, id=f"{case.id}-{target}"))
     return expanded
+
+
+def _cuda_itself() -> list[str]:
+    """The targets CUDA code runs on as written (cuda): a case that does not name them expects
+    nothing there, neither a change nor a row."""
+    return [name for name in targets.names() if targets.get(name).runs_cuda_code]
+
+
+def _on_cuda_itself(expected: dict):
+    return [] if any(isinstance(wanted, list) for wanted in expected.values()) else UNCHANGED
 
 
 @lru_cache(maxsize=None)

@@ -14,27 +14,26 @@ filled in by runtime/patch_torch_npu.py for the session's duration.
 
 from __future__ import annotations
 
+import importlib
+
 from torchport.apis.npu_ops import NPU_OPS, PACKAGE
-from torchport.compat.torch_npu import _log, contrib, npu, optim, profiler
+from torchport.compat.torch_npu import _log, contrib, npu, optim, profiler  # noqa: F401  (its submodules)
 from torchport.targets.verdict import Kind, Verdict
 
-__all__ = ["contrib", "npu", "optim", "profiler"]
 OPS = f"{__name__}.ops"
 
 
 def __getattr__(name: str):
     if _log.unlogged_miss(__file__, name):
         raise AttributeError(name)
-    found = _log.submodule(__name__, __file__, name)
-    if found is not None:
-        return found
-    op = NPU_OPS.get(name)
+    op = NPU_OPS.get(name)  # (first: a kernel is looked up at every call, to log each call site)
     if op is not None:
-        from torchport.compat.torch_npu import ops
-
-        kernel = getattr(ops, name, None)
+        kernel = getattr(importlib.import_module(OPS), name, None)  # (by our name: not a served import)
         if kernel is not None:
             _log.note(Verdict(op.qualified, Kind.ADAPTED, f"{OPS}.{name}",
                               op.note or "the torch code the fused kernel computes"))
             return kernel
+    found = _log.submodule(__name__, __file__, name)
+    if found is not None:
+        return found
     raise _log.missing(f"{PACKAGE}.{name}")

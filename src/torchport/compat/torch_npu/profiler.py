@@ -43,12 +43,21 @@ def __getattr__(name: str):
 def _profile(native):
     @functools.wraps(native)
     def profile(*args, **kwargs):
+        if args:  # (activities, the first parameter)
+            args = (_distinct(args[0]), *args[1:])
+        elif kwargs.get("activities") is not None:
+            kwargs["activities"] = _distinct(kwargs["activities"])
         dropped = kwargs.pop(EXPERIMENTAL, None) is not None
         note = f"{EXPERIMENTAL} (NPU trace options) dropped" if dropped else ""
         _log.note(Verdict(f"{PREFIX}.profile", Kind.ADAPTED if dropped else Kind.SAME, f"{NATIVE}.profile", note))
         return native(*args, **kwargs)
 
     return profile
+
+
+def _distinct(activities):
+    """[CPU, NPU] where NPU is the CPU's activity: torch's profiler takes each activity once."""
+    return list(dict.fromkeys(activities)) if activities is not None else None
 
 
 def _activities(native):

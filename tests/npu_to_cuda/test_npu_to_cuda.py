@@ -140,6 +140,7 @@ def test_a_template_is_used_only_where_it_computes_what_the_kernel_does(call, in
     """(a repeated argument is evaluated twice; a literal-only template needs its literal)"""
     after = convert_source(f"import torch_npu\ny = {call}\n", "case.py", CPU).source
     name = call.split("(")[0].split(".")[1]
+    assert [line for line in after.splitlines() if line.startswith("import ")] == ["import torch"]
     if inline is not None:
         assert f"y = {inline}\n" in after and f"def {name}(" not in after
     else:
