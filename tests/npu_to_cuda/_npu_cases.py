@@ -58,6 +58,7 @@ CASES = [
         torch_npu.npu.empty_cache()
         g = torch.npu.NPUGraph()
         mod = torch.npu
+        name = torch_npu.npu.utils.get_device_name(0)
         """, """
         import torch
 
@@ -65,7 +66,9 @@ CASES = [
         torch.cuda.empty_cache()
         g = torch.cuda.CUDAGraph()
         mod = torch.cuda
-        """, id="aliases resolve; torch_npu.npu is torch.npu; NPUGraph -> CUDAGraph; the module as a value"),
+        name = torch.cuda.get_device_name(0)
+        """, id="aliases resolve; torch_npu.npu is torch.npu; NPUGraph -> CUDAGraph; the module as a value; "
+               "what torch.npu exports from its submodules"),
     case("""
         from torch_npu.contrib import transfer_to_npu
         import torch
@@ -251,7 +254,6 @@ CASES = [
         import torch_npu
 
         def forward(x, w, b):
-            x = x
             y = torch.nn.functional.linear((x + 1), w, b) * 2
             z = torch.nn.functional.linear(x, w, None).relu()
             t = torch.reshape(torch.permute(y, (1, 0)), (4,))
@@ -368,4 +370,43 @@ CASES = [
 
         y = torch.nn.functional.mish(x)
         """, id="torch_npu 1.x's kernels in torch itself; an Ascend adapter imported for its effect"),
+    case("""
+        import torch_npu
+
+        def init(module, x):
+            module.weight.data = module.weight.data.npu_format_cast(29)
+            x = torch_npu.npu_format_cast(x, 2)
+            y = torch_npu.npu_format_cast(x, 2)
+            return y
+        """, """
+        def init(module, x):
+            y = x
+            return y
+        """, id="a layout cast assigned back to its input goes with its statement"),
+    case("""
+        import torch
+        from torch_npu.npu import synchronize, get_soc_version
+        from torch_npu.npu.amp import GradScaler
+        import torch_npu.npu.amp as npu_amp
+        from torch_npu import profiler as prof
+
+        synchronize()
+        s = GradScaler()
+        with npu_amp.autocast():
+            pass
+        with prof.profile(activities=[prof.ProfilerActivity.NPU]) as p:
+            pass
+        v = get_soc_version()
+        """, """
+        import torch
+        from torch_npu.npu import get_soc_version
+
+        torch.cuda.synchronize()
+        s = torch.cuda.amp.GradScaler()
+        with torch.cuda.amp.autocast():
+            pass
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as p:
+            pass
+        v = get_soc_version()
+        """, id="names imported from torch_npu's modules; only what is left keeps its import"),
 ]

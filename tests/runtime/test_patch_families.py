@@ -4,10 +4,10 @@ from torchport.runtime.session import families
 
 
 def test_the_families_are_found_and_installed_in_the_order_they_always_were():
-    """(devices first: it captures the original torch.device; compilers last: it reads every
-    replacement made before it)"""
+    """(torch_npu's stand-in first: it adds the NPU's dialect, which the others read; then devices:
+    it captures the original torch.device; compilers last: it reads every replacement made before it)"""
     names = [family.__name__.rsplit(".", 1)[-1] for family in families()]
-    assert names == ["patch_devices", "patch_cuda_module", "patch_amp", "patch_distributed", "patch_memory",
+    assert names == ["patch_torch_npu", "patch_devices", "patch_cuda_module", "patch_amp", "patch_distributed", "patch_memory",
                      "patch_streams", "patch_apex", "patch_compilers"]
 
 

@@ -23,7 +23,7 @@ class Collector(Reader):
         self.edits = edits
         self.skipped: set[cst.CSTNode] = set()  # subtrees already decided (a dropped argument, a kernel's name)
         self.unconverted: list[tuple[int, str]] = []  # (line, name) of NPU uses left as written
-        self.imports: list[tuple[cst.SimpleStatementLine, cst.Import | cst.ImportFrom]] = []
+        self.imports: list[cst.Import | cst.ImportFrom] = []  # those of torch_npu (and of NpuFused optimizers)
         self.optimizers: set[str] = set()  # the code of what holds an NpuFused optimizer made here
         self.binds_torch = False  # whether an import other than `import torch.npu` binds torch
 
@@ -54,7 +54,7 @@ class Collector(Reader):
     # -- imports: decided once the walk knows what stays (imports.py) --
     def visit_Import(self, node: cst.Import) -> bool:  # noqa: N802
         if any(names.is_npu_name(code(alias.name)) for alias in node.names):
-            self.imports.append((self.parent(node), node))
+            self.imports.append(node)
         self.binds_torch |= any(alias.asname is None and code(alias.name).split(".")[0] == names.TORCH
                                 and not names.is_npu_name(code(alias.name)) for alias in node.names)
         return False
@@ -62,7 +62,7 @@ class Collector(Reader):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:  # noqa: N802
         module = code(node.module) if node.module is not None and not node.relative else ""
         if names.is_npu_name(module) or (module and self._imports_npu_optimizer(node, module)):
-            self.imports.append((self.parent(node), node))
+            self.imports.append(node)
         return False
 
     def _imports_npu_optimizer(self, node: cst.ImportFrom, module: str) -> bool:
@@ -76,7 +76,30 @@ class Collector(Reader):
     def visit_Assign(self, node: cst.Assign) -> bool:  # noqa: N802
         if isinstance(node.value, cst.Call) and optimizers.constructor(self.imported(node.value.func)) is not None:
             self.optimizers.update(code(t.target) for t in node.targets)
-        return self._drop(node, statements.dropped_assignment(self, node))
+        return self._drop(node, statements.dropped_assignment(self, node) or self._self_cast(node))
+
+    def _self_cast(self, node: cst.Assign) -> statements.Dropped | None:
+        """`x = torch_npu.npu_format_cast(x, 29)`: a kernel that is its input elsewhere, assigned
+        back to it (ModelZoo's most common kernel use), goes with its statement."""
+        call = node.value
+        if len(node.targets) != 1 or not isinstance(call, cst.Call):
+            return None
+        func = self.imported(call.func)
+        if func is not None:
+            name, receiver = names.kernel_name(func), None
+        elif isinstance(call.func, cst.Attribute) and self.imported(call.func.value) is None:
+            name, receiver = call.func.attr.value, call.func.value
+        else:
+            return None
+        op = kernels.op_named(name) if name else None
+        if op is None or receiver is not None and code(receiver) == SELF:
+            return None
+        bound = kernels.bind(op, list(call.args), receiver)
+        if not kernels.is_identity(op, bound, node.targets[0].target):
+            return None
+        api = func or f"torch.Tensor.{name}"
+        return statements.Dropped(f"drop the statement: {api} is its input elsewhere, and it is assigned back to it",
+                                  api, changes.KERNELS)
 
     def _drop(self, node, why: statements.Dropped | None) -> bool:
         """Whether to walk on into `node` (not into a statement that goes)."""
@@ -154,7 +177,7 @@ class Collector(Reader):
             return False
         self.skipped.add(node.func)
         new, why = optimizers.replacement(found, node, self.target)
-        self.edits.modules.add(new.rpartition(".")[0].split(".")[0] if new.startswith("torch.") else new.rpartition(".")[0])
+        self.edits.modules.add(new.rpartition(".")[0])
         self.change(node.func, lambda _: cst.parse_expression(new), node, changes.OPTIMIZERS,
                     f"{func} -> {new}: {why}", func)
         return True

@@ -85,6 +85,11 @@ class Apply(cst.CSTTransformer):
 
     def leave_Module(self, original, updated):  # noqa: N802
         body, footer = self._kept(original.body, updated.body)
+        if body and original.body and original.body[0] in self.edits.dropped and not updated.header:
+            lines = list(body[0].leading_lines)  # (the file's first statement gone: no blank line opens it)
+            while lines and lines[0].comment is None:
+                lines.pop(0)
+            body[0] = body[0].with_changes(leading_lines=lines)
         return updated.with_changes(body=body, footer=[*footer, *updated.footer])
 
     def _kept(self, originals, updates) -> tuple[list, list]:

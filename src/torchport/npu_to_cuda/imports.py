@@ -17,7 +17,7 @@ from torchport.npu_to_cuda.edits import Edits, code
 def decide(walk: Collector, edits: Edits) -> None:
     """Drop the aliases (and statements) of torch_npu imports nothing unconverted reads."""
     touched = edits.touched()
-    for _, statement in walk.imports:
+    for statement in walk.imports:
         if isinstance(statement.names, cst.ImportStar):
             imported = code(statement.module)
             edits.row(walk.line(statement), changes.IMPORTS, Operation.UNSUPPORTED,
@@ -48,7 +48,7 @@ def _still_needed(walk: Collector, statement, touched: set) -> tuple[list[cst.Im
             continue
         # (`import torch.npu` binds torch: what it imports is needed while torch.npu is)
         used = set() if _binds_torch(statement, alias) else _unconverted_uses(walk, statement, alias, touched)
-        if isinstance(statement, cst.Import) and walk.unconverted:
+        if _imports_the_package(statement, alias) and walk.unconverted:  # (torch.npu exists through it)
             used |= {line for line, _ in walk.unconverted}
         if used:
             kept.append(alias)
@@ -86,6 +86,11 @@ def _kept_row(walk: Collector, edits: Edits, statement, alias: cst.ImportAlias, 
                   f"{message}; in its try, where torch_npu is missing the file's fallback runs", names.PACKAGE)
     else:
         edits.row(walk.line(statement), changes.IMPORTS, Operation.UNSUPPORTED, message, names.PACKAGE)
+
+
+def _imports_the_package(statement, alias: cst.ImportAlias) -> bool:
+    """`import torch_npu`, `import torch_npu as tnpu`, `import torch_npu.npu` (not `import torch_npu.npu.amp as a`)."""
+    return isinstance(statement, cst.Import) and (alias.asname is None or code(alias.name) == names.PACKAGE)
 
 
 def _binds_torch(statement, alias: cst.ImportAlias) -> bool:

@@ -80,6 +80,14 @@ def template_for(op: NpuOp, bound: dict, first: bool) -> str | None:
     return template
 
 
+def is_identity(op: NpuOp, bound: dict | None, target: cst.BaseExpression) -> bool:
+    """Whether the call computes its first argument unchanged, and that argument is `target`."""
+    if bound is None or template_for(op, bound, False) != f"{{{op.parameters[0]}}}":
+        return False
+    value = bound[op.parameters[0]]
+    return not isinstance(value, str) and _plain(value) and code(value) == code(target)
+
+
 def _plain(value) -> bool:
     while isinstance(value, cst.Attribute):
         value = value.value

@@ -14,7 +14,7 @@ from torchport.apis.distributed import CUDA_DIST_BACKEND
 from torchport.apis.profiler import CUDA_ACTIVITY
 from torchport.targets import npu as npu_facts
 from torchport.targets.npu import TARGET as NPU
-from torchport.targets.surface import TORCH_SURFACE, names
+from torchport.targets.surface import NPU_SURFACE, TORCH_SURFACE, load, names
 from torchport.targets.torch_api import torch_api
 
 PACKAGE = NPU.setup_import  # torch_npu
@@ -91,12 +91,19 @@ def _device_module_api(parts: list[str]) -> str | None:
         return ".".join([amp, *parts[1:]]) if parts[1] in _cuda_surface(amp) else None
     if first in _cuda_surface(DEVICE_MODULE):
         return ".".join([DEVICE_MODULE, *parts])
+    if len(parts) == 2 and parts[1] in _cuda_surface(DEVICE_MODULE) and _is_npu_submodule(first):
+        return f"{DEVICE_MODULE}.{parts[1]}"  # torch_npu.npu.utils.get_device_name: what torch.npu exports
     prefix = DEVICE_TYPE.upper()
     if first.startswith(prefix):  # NPUGraph: the class CUDA names after itself
         twin = graphs.CUDA_PREFIX + first[len(prefix):]
         if graphs.twin(twin, DEVICE_TYPE) == first and twin in _cuda_surface(DEVICE_MODULE):
             return ".".join([DEVICE_MODULE, twin, *parts[1:]])
     return None
+
+
+def _is_npu_submodule(name: str) -> bool:
+    """torch_npu.npu.utils, .memory, .streams: modules of torch_npu.npu in its surface."""
+    return f"{npu_facts.DEVICE_MODULE_HOME}.{name}" in load(NPU_SURFACE)["modules"]
 
 
 def _profiler_api(parts: list[str]) -> str | None:

@@ -7,7 +7,8 @@
 
 Every patch is derived from the verdicts in `torchport.targets` (the same ones `torchport migrate`
 applies to source), every redirected call site is logged once, and `undo()` puts back every
-original object. Importing this package does not import torch.
+original object. Importing this package does not import torch. A script written for the NPU runs
+the same way where no torch_npu is installed: a stand-in is served (patch_torch_npu.py).
 
 What it does not do (by design or not yet):
 - Tensors live on the target, so `x.device.type == "cuda"`, `x.is_cuda` and `args.device == "cuda"`

@@ -24,7 +24,7 @@ from torchport.runtime.proxies import class_proxy
 from torchport.targets.devices import CUDA_DEVICE_TYPE, HOST_DEVICE_TYPE, is_host
 from torchport.targets.verdict import Kind, Verdict
 
-ORDER = 10  # installed first (session.py installs the families lowest first): it captures the original torch.device
+ORDER = 10  # before every family that replaces torch's (patch_torch_npu, 5, replaces none): it captures the original torch.device
 
 
 def install(session) -> None:

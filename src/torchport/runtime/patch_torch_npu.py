@@ -20,7 +20,6 @@ Nothing is served on the NPU target itself, nor where a real torch_npu is import
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
 import sys
 import types
@@ -30,7 +29,7 @@ from torchport.apis.amp import STATE_QUERIES
 from torchport.runtime.devices import dialect_of
 from torchport.runtime.patch_cuda_module import redirection
 from torchport.runtime.patchbook import ABSENT
-from torchport.runtime.stand_in import StandInFinder
+from torchport.runtime.stand_in import StandInFinder, found_elsewhere
 from torchport.targets.npu import TARGET as NPU
 from torchport.targets.surface import NPU_SURFACE, cuda_apis, load
 from torchport.targets.verdict import Kind, Verdict
@@ -39,7 +38,8 @@ ORDER = 5  # first: patch_devices, patch_amp, patch_distributed and patch_memory
 PACKAGE = NPU.setup_import  # torch_npu
 DEVICE_MODULE = NPU.device_module  # torch.npu
 COMPAT = f"torchport.compat.{PACKAGE}"
-PACKAGE_DEVICE_MODULE = f"{PACKAGE}.{DEVICE_MODULE.rpartition('.')[2]}"  # torch_npu.npu, which torch.npu is
+ATTRIBUTE = DEVICE_MODULE.rpartition(".")[2]  # torch's attribute for it
+PACKAGE_DEVICE_MODULE = f"{PACKAGE}.{ATTRIBUTE}"  # torch_npu.npu, which torch.npu is
 TRANSFER = f"{PACKAGE}.contrib.transfer_to_{NPU.device_type}"
 NO_DEVICE = {"is_available": False, "device_count": 0}  # what a hardware probe learns of torch.npu here
 
@@ -48,7 +48,7 @@ def serves(session) -> bool:
     """Whether this run stands in for torch_npu: not on the NPU, nor where a real one is importable."""
     if session.device_type == NPU.device_type:
         return False
-    return PACKAGE not in sys.modules and importlib.util.find_spec(PACKAGE) is None
+    return PACKAGE not in sys.modules and not found_elsewhere(PACKAGE)  # (another session's stand-in is none)
 
 
 def install(session) -> None:
@@ -81,8 +81,8 @@ def _on_serve(session, stand_in):
     import torch
 
     def served(fullname: str, module) -> None:
-        if fullname == PACKAGE and DEVICE_MODULE.rpartition(".")[2] not in vars(torch):
-            session.book.replace(torch, DEVICE_MODULE.rpartition(".")[2], stand_in.npu)  # as torch_npu does
+        if fullname == PACKAGE and ATTRIBUTE not in vars(torch):
+            session.book.replace(torch, ATTRIBUTE, stand_in.npu)  # as torch_npu does
 
     return served
 

@@ -52,21 +52,17 @@ class StandInFinder(importlib.abc.MetaPathFinder):
         if root is None:
             return None
         if fullname == root:
-            if self._found_elsewhere(fullname, path, target):
+            if found_elsewhere(fullname, path, target):
                 return None  # a real package
         elif sys.modules.get(root) is not sys.modules.get(self.aliases[root]):
             return None  # a submodule of a real package
-        frame = self._importer()
-        if self.decline_honest and top_package(frame) in self.session.honest:
+        if self.decline_honest and top_package(_importer()) in self.session.honest:
             return None
         module = _stand_in(self.aliases[root] + fullname[len(root):])
         if module is None:
             return None
         self.served.add(fullname)
-        self._note(fullname, module.__name__, frame)
-        if self.on_serve is not None:
-            self.on_serve(fullname, module)
-        return importlib.util.spec_from_loader(fullname, _Served(module))
+        return importlib.util.spec_from_loader(fullname, _Served(module, self._loaded))
 
     def _root(self, fullname: str) -> str | None:
         for alias in self.aliases:
@@ -74,26 +70,14 @@ class StandInFinder(importlib.abc.MetaPathFinder):
                 return alias
         return None
 
-    def _found_elsewhere(self, fullname, path, target) -> bool:
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            if finder is not self and find is not None and find(fullname, path, target) is not None:
-                return True
-        return False
-
-    @staticmethod
-    def _importer():
-        """The frame of the import statement (or importlib call) that asked for the module."""
-        frame = sys._getframe(2)
-        while frame.f_back is not None and top_package(frame) in _PASSED:
-            frame = frame.f_back
-        return frame
-
-    def _note(self, fullname: str, replacement: str, frame) -> None:
-        verdict = self.verdict(fullname, replacement) if self.verdict is not None else None
+    def _loaded(self, fullname: str, module) -> None:
+        """Log an import served (at load: `importlib.util.find_spec` alone imports nothing)."""
+        verdict = self.verdict(fullname, module.__name__) if self.verdict is not None else None
         if verdict is None:
-            verdict = Verdict(f"import {fullname}", Kind.ADAPTED, replacement, self.why)
-        self.session.log.note_frame(verdict, frame)
+            verdict = Verdict(f"import {fullname}", Kind.ADAPTED, module.__name__, self.why)
+        self.session.log.note_frame(verdict, _importer())
+        if self.on_serve is not None:
+            self.on_serve(fullname, module)
 
     def remove(self) -> None:
         if self in sys.meta_path:
@@ -109,6 +93,23 @@ class StandInFinder(importlib.abc.MetaPathFinder):
                 delattr(owner, child)  # (`import torch.npu` set torch.npu)
 
 
+def found_elsewhere(fullname: str, path=None, target=None) -> bool:
+    """Whether a finder other than the stand-ins' finds `fullname` (a real package)."""
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if not isinstance(finder, StandInFinder) and find is not None and find(fullname, path, target) is not None:
+            return True
+    return False
+
+
+def _importer():
+    """The frame of the import statement (or importlib call) that asked for the module."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and top_package(frame) in _PASSED:
+        frame = frame.f_back
+    return frame
+
+
 def _stand_in(name: str):
     try:
         return importlib.import_module(name)
@@ -121,12 +122,15 @@ def _stand_in(name: str):
 class _Served(importlib.abc.Loader):
     """Hands the stand-in's module object over as it is (its own __spec__ kept)."""
 
-    def __init__(self, module) -> None:
+    def __init__(self, module, loaded) -> None:
         self.module = module
         self.spec = module.__spec__
+        self.loaded = loaded
 
     def create_module(self, spec):
+        self.served_name = spec.name
         return self.module
 
     def exec_module(self, module) -> None:
         module.__spec__ = self.spec  # (the import system set it to the served name's)
+        self.loaded(self.served_name, module)
