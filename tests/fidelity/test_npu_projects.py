@@ -62,6 +62,7 @@ MODES = {
     "migrate-cpu-torchrun": ("cpu", True),
     "run-cpu-torchrun": ("run", True),
 }
+RUNNERS = {"twin": ("twin", False), **MODES}
 MIGRATIONS = ("cpu", "accelerator")  # the --target of each `migrate --from npu`
 # One process runs on the CPU with native bfloat16, where autocast is on; two on the one without,
 # where it is off: each gate both ways, and the two processes held to the twin's one (with autocast
@@ -88,7 +89,7 @@ def _migrate(target: str, out: Path) -> tuple[subprocess.CompletedProcess, Path]
 
 
 def _command(name: str, mode: str, script: Path) -> list[str]:
-    what, launched = MODES.get(mode, ("twin", False))
+    what, launched = RUNNERS[mode]
     args = PROJECTS[name].args
     if what == "run":
         launcher = ["-m", "torch.distributed.run", *TWO_RANKS] if launched else []
@@ -97,7 +98,7 @@ def _command(name: str, mode: str, script: Path) -> list[str]:
 
 
 def _run(name: str, mode: str, cpu: str, migrations: dict, cwd: Path) -> Run:
-    what, _ = MODES.get(mode, ("twin", False))
+    what, _ = RUNNERS[mode]
     script = (TWIN_DIR if what == "twin" else PROJECT_DIR) / f"{name}.py"
     if what in MIGRATIONS:
         migration, out = migrations[what].result()  # the migrations run while the twins do
