@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.npu_to_cuda import changes, kernels, names, optimizers, statements, strings
+from torchport.npu_to_cuda import changes, imports, kernels, names, optimizers, statements, strings
 from torchport.npu_to_cuda.edits import Edits, code
 from torchport.npu_to_cuda.reading import Reader
 from torchport.targets import Target
@@ -29,8 +29,6 @@ class Collector(Reader):
 
     def leave_Module(self, original_node: cst.Module) -> None:  # noqa: N802
         """The imports, decided while the metadata is at hand (imports.py)."""
-        from torchport.npu_to_cuda import imports
-
         imports.decide(self, self.edits)
 
     # -- the skipped subtrees --

@@ -5,13 +5,17 @@ kernels' reference functions) is written after the imports."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from torchport.findings import Operation
 from torchport.npu_to_cuda import changes, names, optimizers
-from torchport.npu_to_cuda.collect import Collector
 from torchport.npu_to_cuda.edits import Edits, code
+
+if TYPE_CHECKING:  # (the walk calls decide(); only its type is named here)
+    from torchport.npu_to_cuda.collect import Collector
 
 
 def decide(walk: Collector, edits: Edits) -> None:
