@@ -121,12 +121,21 @@ def test_a_kernel_whose_first_result_is_taken_has_its_own_form(monkeypatch):
                      "z = torch.nn.functional.linear(x, w, None)[1]\n")
 
 
-def test_a_guarded_import_and_its_fallback_get_notes_not_unsupported_rows():
+def test_what_is_kept_of_torch_npu_beside_its_fallback_is_listed_with_the_fallback_named():
+    """(#26: every torch_npu import left is in unsupported_api.csv; the row says what runs without it)"""
     before = dict((p.id, p.values[0]) for p in CASES)[
         "a guarded import with the file's own fallback stays; a method of the script's own; apex.optimizers.NpuFused*"]
-    rows = [(f.start_line, f.operation) for f in convert_source(before, "case.py", CPU).findings
-            if f.operation in (Operation.NOTE, Operation.UNSUPPORTED)]
-    assert rows == [(4, Operation.NOTE), (13, Operation.NOTE)]
+    rows = [(f.start_line, f.operation, "fallback (line 6)" in f.message)
+            for f in convert_source(before, "case.py", CPU).findings if f.operation in (Operation.NOTE, Operation.UNSUPPORTED)]
+    assert rows == [(4, Operation.UNSUPPORTED, True), (13, Operation.UNSUPPORTED, True)]
+
+
+def test_a_use_in_a_function_finds_the_fallback_bound_at_module_level():
+    before = ("try:\n    import torch_npu\nexcept ImportError:\n    torch_npu = None\n\n"
+              "def f(x):\n    return torch_npu.npu_not_a_kernel_we_know(x)\n")
+    rows = {(f.start_line, f.operation) for f in convert_source(before, "case.py", CPU).findings}
+    messages = " ".join(f.message for f in convert_source(before, "case.py", CPU).findings)
+    assert rows == {(2, Operation.UNSUPPORTED), (7, Operation.UNSUPPORTED)} and "fallback (line 4)" in messages
 
 
 @pytest.mark.parametrize(("call", "inline"), [

@@ -40,12 +40,13 @@ class Collector(Reader):
         self.edits.row(self.line(line_of), code_, operation, message, api)
 
     def left(self, node: cst.CSTNode, code_: str, message: str, api: str) -> None:
-        """An NPU use that stays as written: torch_npu is still needed for it (a note only where
-        the file binds the name itself too: its fallback where torch_npu is missing)."""
+        """An NPU use that stays as written: torch_npu is still needed for it (where the file
+        binds the name itself too, the row names that fallback: what runs without torch_npu)."""
         self.unconverted.append((self.line(node), api))
-        if self.has_fallback(node):
-            self.edits.row(self.line(node), changes.NOTE, Operation.NOTE,
-                           f"{message}; kept: the file's own fallback stands for it where torch_npu is missing", api)
+        fallback = self.fallback_line(node)
+        if fallback is not None:
+            self.edits.row(self.line(node), code_, Operation.UNSUPPORTED,
+                           f"{message}; kept: without torch_npu the file's own fallback (line {fallback}) stands for it", api)
             return
         self.edits.row(self.line(node), code_, Operation.UNSUPPORTED, f"{message}; kept, so the file still needs torch_npu", api)
 

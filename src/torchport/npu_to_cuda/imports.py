@@ -85,11 +85,14 @@ def _removed(walk: Collector, edits: Edits, statement, alias: cst.ImportAlias) -
 def _kept_row(walk: Collector, edits: Edits, statement, alias: cst.ImportAlias, users: set[int]) -> None:
     shown = ", ".join(str(n) for n in sorted(users))
     message = f"keep {_spelled(statement, alias)}: line {shown} still uses torch_npu as written"
-    if walk.guarded(statement):
-        edits.row(walk.line(statement), changes.NOTE, Operation.NOTE,
-                  f"{message}; in its try, where torch_npu is missing the file's fallback runs", names.PACKAGE)
-    else:
-        edits.row(walk.line(statement), changes.IMPORTS, Operation.UNSUPPORTED, message, names.PACKAGE)
+    fallback = (walk.fallback_line(statement, _bound_name(alias)) if walk.guarded(statement) else None)
+    if fallback is not None:
+        message += f"; in its try: without torch_npu the file's own fallback (line {fallback}) runs instead"
+    edits.row(walk.line(statement), changes.IMPORTS, Operation.UNSUPPORTED, message, names.PACKAGE)
+
+
+def _bound_name(alias: cst.ImportAlias) -> str:
+    return code(alias.asname.name) if alias.asname else code(alias.name).split(".")[0]
 
 
 def _imports_the_package(statement, alias: cst.ImportAlias) -> bool:

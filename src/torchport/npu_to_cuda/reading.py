@@ -4,7 +4,7 @@ names of imported things, lines, parents, scopes)."""
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import (ExpressionContext, ExpressionContextProvider, ParentNodeProvider, PositionProvider,
+from libcst.metadata import (Assignment, ExpressionContext, ExpressionContextProvider, ParentNodeProvider, PositionProvider,
                              QualifiedNameProvider, QualifiedNameSource, ScopeProvider)
 
 PROVIDERS = (QualifiedNameProvider, PositionProvider, ParentNodeProvider, ScopeProvider, ExpressionContextProvider)
@@ -29,13 +29,24 @@ class Reader(cst.CSTVisitor):
         found = sorted(n.name for n in names if n.source is QualifiedNameSource.IMPORT)
         return found[0] if found else None
 
-    def has_fallback(self, node: cst.CSTNode) -> bool:
-        """Whether the root name of `node` is also bound by the file itself (`except ImportError:
-        torch_npu = None`, a class defined in its place)."""
+    def fallback_line(self, node: cst.CSTNode, name: str | None = None) -> int | None:
+        """The first line where the file itself binds the root name of `node` (or `name`, seen
+        from `node`) too (`except ImportError: torch_npu = None`, a class defined in its place);
+        None where it does not."""
         while isinstance(node, cst.Attribute):
             node = node.value
-        names = self.get_metadata(QualifiedNameProvider, node, set())
-        return any(n.source is QualifiedNameSource.LOCAL for n in names)
+        if name is None:
+            if not isinstance(node, cst.Name):
+                return None
+            name = node.value
+        scope = self.get_metadata(ScopeProvider, node, None)
+        while scope is not None:
+            lines = [self.line(a.node) for a in scope.assignments[name]
+                     if isinstance(a, Assignment) and not isinstance(a.node, (cst.Import, cst.ImportFrom))]
+            if lines:
+                return min(lines)
+            scope = scope.parent if scope.parent is not scope else None
+        return None
 
     def guarded(self, statement: cst.CSTNode) -> bool:
         """Whether an import sits in a `try:` that catches its ImportError."""
