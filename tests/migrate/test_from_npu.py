@@ -144,6 +144,13 @@ def test_rows_after_a_definition_the_conversion_inserts_keep_their_lines():
     assert line_map(before, after)[-2:] == [5, 5]  # (by position, as --distributed's rows are mapped)
 
 
+def test_what_the_conversion_listed_as_torch_npus_is_not_listed_again_as_an_unknown_torch_api():
+    """torch.dropout_with_byte_mask: torch_npu 1.x's kernel on torch, no torch API misspelt."""
+    result = _migrated("import torch\ny = torch.dropout_with_byte_mask(x, 0.1, True)\n", "cpu", source=from_npu.FROM_NPU)
+    assert [(f.start_line, f.operation) for f in result.findings if f.api == "torch.dropout_with_byte_mask"] == [
+        (2, Operation.UNSUPPORTED)]
+
+
 # --- the detection -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("source", "npu"), [

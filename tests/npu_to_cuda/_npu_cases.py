@@ -371,6 +371,19 @@ CASES = [
         y = torch.nn.functional.mish(x)
         """, id="torch_npu 1.x's kernels in torch itself; an Ascend adapter imported for its effect"),
     case("""
+        import torch
+
+        @torch.jit.script
+        def gelu_impl(x):
+            return torch.fast_gelu(x)
+        """, """
+        import torch
+
+        @torch.jit.script
+        def gelu_impl(x):
+            return x * torch.sigmoid(1.702 * x)
+        """, id="torch_npu 1.x's kernel without the npu_ prefix, in a file that names nothing else of the NPU"),
+    case("""
         import torch_npu
 
         def init(module, x):

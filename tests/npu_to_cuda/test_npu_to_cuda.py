@@ -14,6 +14,7 @@ from torchport.apis.cuda_module import DEVICE_MODULE
 from torchport.findings import Operation
 from torchport.npu_to_cuda.changes import CODES
 from torchport.npu_to_cuda.driver import convert_source
+from torchport.targets import npu as npu_facts
 
 from _npu_cases import CASES
 
@@ -154,3 +155,16 @@ def test_a_template_is_used_only_where_it_computes_what_the_kernel_does(call, in
         assert f"y = {inline}\n" in after and f"def {name}(" not in after
     else:
         assert f"def {name}(" in after and f"y = {name}(" in after
+
+
+@pytest.mark.parametrize("name", sorted(npu_facts.bare_kernels() - set(npu_ops.NPU_OPS)))
+def test_a_bare_kernel_of_torch_npu_on_torch_without_a_computation_is_listed_by_name(name):
+    converted = convert_source(f"import torch\ny = torch.{name}(x)\n", "case.py", CPU)
+    assert [(f.start_line, f.operation, f.api) for f in converted.findings] == [
+        (2, Operation.UNSUPPORTED, f"torch.{name}")] and not converted.changed
+
+
+def test_the_bare_kernels_are_torch_npus_own_operators_that_torch_lacks():
+    bare = npu_facts.bare_kernels()
+    assert "fast_gelu" in bare and "dropout_with_byte_mask" in bare
+    assert not any(name.startswith(("npu_", "_")) for name in bare) and "gelu" not in bare

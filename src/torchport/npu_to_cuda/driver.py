@@ -21,6 +21,8 @@ from torchport.targets import npu as npu_facts
 # TASK_QUEUE_ENABLE, deepspeed_npu)
 MENTIONS_NPU = re.compile("|".join([
     r"\bnpu\b", "torch_npu", r"\bhccl\b", "ASCEND_", "NpuFused", r"\bnpu_\w+", r"\.npu\(",
+    # (torch_npu 1.x's kernels without the npu_ prefix, on torch: torch.fast_gelu)
+    *(rf"\b{npu_facts.LEGACY_KERNEL_MODULE}\.{re.escape(name)}\b" for name in sorted(npu_facts.bare_kernels())),
     *(rf"\b{re.escape(name)}\b" for name in (*npu_facts.TUNING_ENV, *chain(*npu_facts.TUNING_KEYWORDS.values()),
                                               *npu_facts.PLUGINS))]).encode())
 

@@ -8,9 +8,10 @@ import libcst as cst
 
 from torchport.apis.npu_ops import LEFT_OUT, NPU_OPS, NpuOp, reference_source
 from torchport.npu_to_cuda.edits import code
+from torchport.targets import npu as npu_facts
 from torchport.targets.base import modules_used
 
-KERNEL_PREFIX = "npu_"  # (torch_npu's kernels, as its own operator list names them)
+KERNEL_PREFIX = npu_facts.KERNEL_PREFIX
 # Expressions that bind tighter than any operator: substituted or left in place without parentheses.
 ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.ConcatenatedString,
          cst.FormattedString, cst.Integer, cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set,
@@ -26,7 +27,7 @@ def op_named(name: str) -> NpuOp | None:
 
 def is_kernel(name: str) -> bool:
     """A torch_npu kernel's name (npu_linear, fast_gelu), known to us or not."""
-    return name in NPU_OPS or name in LEFT_OUT or name.startswith(KERNEL_PREFIX)
+    return name in NPU_OPS or name in LEFT_OUT or name.startswith(KERNEL_PREFIX) or name in npu_facts.bare_kernels()
 
 
 def why_left_out(name: str) -> str:

@@ -4,7 +4,9 @@ from torchport.targets import advice
 from torchport.targets.base import Target
 from torchport.targets.launch import Launch, Setting
 from torchport.targets.kernels import Kernels
-from torchport.targets.surface import NPU_SURFACE, names, version
+from functools import lru_cache
+
+from torchport.targets.surface import NPU_SURFACE, TORCH_SURFACE, load, names, version
 
 NPU_KERNELS = "kernels-torch_npu-2.14.0.json"  # the kernels torch_npu registers (tools/gen_kernels.py npu)
 
@@ -59,5 +61,15 @@ PROFILER_CONFIG_KEYWORD = "experimental_config"
 # What ModelZoo's launch scripts (test/train_full_8p.sh) export for the script to read: a note where read.
 LAUNCH_ENV = ("NPU_CALCULATE_DEVICE", "RANK_ID", "RANK_SIZE", "DEVICE_ID")
 LEGACY_KERNEL_MODULE = "torch"  # torch_npu 1.x registered its kernels in torch itself: torch.npu_linear(...)
+KERNEL_PREFIX = "npu_"  # (most of torch_npu's own operators; the others are bare_kernels())
+
+
+@lru_cache(maxsize=None)
+def bare_kernels() -> frozenset[str]:
+    """torch_npu's own operators named without the npu_ prefix (fast_gelu, dropout_with_byte_mask),
+    which torch_npu 1.x also put on torch (torch.fast_gelu): the public names of its operator list
+    that torch itself lacks."""
+    own = {kernel.split(".")[0] for kernel in load(NPU_KERNELS)["custom"]}
+    return frozenset(name for name in own if not name.startswith(("_", KERNEL_PREFIX))) - names(TORCH_SURFACE, "torch")
 # Ascend's adapters of other libraries, imported for their effect (`import deepspeed_npu`)
 PLUGINS = ("deepspeed_npu", "mindspeed", "torchair")
