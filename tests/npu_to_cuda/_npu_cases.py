@@ -384,6 +384,35 @@ CASES = [
             return x * torch.sigmoid(1.702 * x)
         """, id="torch_npu 1.x's kernel without the npu_ prefix, in a file that names nothing else of the NPU"),
     case("""
+        import torch
+
+        def profiled(step, on, device):
+            with torch.autograd.profiler.profile(use_npu=True) as a:
+                step()
+            with torch.autograd.profiler.profile(use_npu = on) as b:
+                step()
+            if device.startswith('npu'):
+                prof_kwargs = {'use_npu': True}
+            else:
+                prof_kwargs = {}
+            with torch.autograd.profiler.profile(**prof_kwargs) as c:
+                step()
+        """, """
+        import torch
+
+        def profiled(step, on, device):
+            with torch.autograd.profiler.profile(use_device="cuda") as a:
+                step()
+            with torch.autograd.profiler.profile(use_device = "cuda" if on else None) as b:
+                step()
+            if device.startswith('cuda'):
+                prof_kwargs = {'use_device': 'cuda'}
+            else:
+                prof_kwargs = {}
+            with torch.autograd.profiler.profile(**prof_kwargs) as c:
+                step()
+        """, id="torch_npu's use_npu= of torch's autograd profiler -> use_device='cuda', also in a dict passed as **kwargs"),
+    case("""
         import torch_npu
 
         def init(module, x):

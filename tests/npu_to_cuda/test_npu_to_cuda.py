@@ -168,3 +168,9 @@ def test_the_bare_kernels_are_torch_npus_own_operators_that_torch_lacks():
     bare = npu_facts.bare_kernels()
     assert "fast_gelu" in bare and "dropout_with_byte_mask" in bare
     assert not any(name.startswith(("npu_", "_")) for name in bare) and "gelu" not in bare
+
+
+def test_a_use_npu_key_of_a_dict_not_passed_to_the_profiler_here_is_listed_not_changed():
+    converted = convert_source("import torch\noptions = {'use_npu': True}\nrun(**options)\n", "case.py", CPU)
+    assert [(f.start_line, f.operation, f.api) for f in converted.findings] == [(2, Operation.UNSUPPORTED, "use_npu")]
+    assert not converted.changed

@@ -12,6 +12,9 @@ ACTIVITY = "torch.profiler.ProfilerActivity"
 # (the same enum, as torch.autograd and the C extension name it)
 ACTIVITY_NAMES = (ACTIVITY, "torch.autograd.ProfilerActivity", "torch._C._profiler.ProfilerActivity")
 CPU_ACTIVITY, CUDA_ACTIVITY = "CPU", "CUDA"
+# torch.autograd's profiler asks for a device's work with use_device="cuda" (torch 2.13; use_cuda=True is deprecated)
+AUTOGRAD_PROFILE = "torch.autograd.profiler.profile"
+DEVICE_KEYWORD = "use_device"
 
 
 def drops_cuda_activity(target) -> bool:

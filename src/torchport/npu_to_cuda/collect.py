@@ -7,7 +7,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.npu_to_cuda import changes, imports, kernels, names, optimizers, statements, strings
+from torchport.npu_to_cuda import (autograd_profiler, changes, imports, kernels, names, optimizers, statements,
+                                   strings)
 from torchport.npu_to_cuda.edits import Edits, code
 from torchport.npu_to_cuda.reading import Reader
 from torchport.targets import Target
@@ -117,6 +118,10 @@ class Collector(Reader):
             self._method(node, node.func)
         if func is not None:
             self._keywords(node, func)
+            autograd_profiler.visit_call(self, node, func)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:  # noqa: N802
+        autograd_profiler.visit_dict_element(self, node)
 
     def _kernel(self, node: cst.Call, func: str) -> bool:
         name = names.kernel_name(func)

@@ -17,14 +17,14 @@ from torchport.targets import Target
 from torchport.targets import npu as npu_facts
 
 # A file that never says any of these has no NPU code: it is migrated as CUDA code, byte for byte.
-# (and Ascend's tuning and adapters, which a file may name without naming the NPU: combine_grad,
+# (and Ascend's tuning, adapters and profiler keyword, which a file may name without naming the NPU: combine_grad,
 # TASK_QUEUE_ENABLE, deepspeed_npu)
 MENTIONS_NPU = re.compile("|".join([
     r"\bnpu\b", "torch_npu", r"\bhccl\b", "ASCEND_", "NpuFused", r"\bnpu_\w+", r"\.npu\(",
     # (torch_npu 1.x's kernels without the npu_ prefix, on torch: torch.fast_gelu)
     *(rf"\b{npu_facts.LEGACY_KERNEL_MODULE}\.{re.escape(name)}\b" for name in sorted(npu_facts.bare_kernels())),
     *(rf"\b{re.escape(name)}\b" for name in (*npu_facts.TUNING_ENV, *chain(*npu_facts.TUNING_KEYWORDS.values()),
-                                              *npu_facts.PLUGINS))]).encode())
+                                              *npu_facts.PLUGINS, npu_facts.AUTOGRAD_PROFILER_KEYWORD))]).encode())
 
 
 @dataclass

@@ -58,6 +58,8 @@ TUNING_ENV = (*(setting.name for setting in TARGET.launch.settings), "COMBINED_E
 ENV_PREFIXES = ("ASCEND_", "HCCL_", "ACL_")  # CANN's own settings (read: a note; set: dropped)
 PROFILER_CONFIG = f"{TARGET.profiler_module}._ExperimentalConfig"  # torch_npu profile's experimental_config=
 PROFILER_CONFIG_KEYWORD = "experimental_config"
+# torch_npu's keyword of torch.autograd.profiler.profile, which it patches: profile(use_npu=True)
+AUTOGRAD_PROFILER_KEYWORD = f"use_{TARGET.device_type}"
 # What ModelZoo's launch scripts (test/train_full_8p.sh) export for the script to read: a note where read.
 LAUNCH_ENV = ("NPU_CALCULATE_DEVICE", "RANK_ID", "RANK_SIZE", "DEVICE_ID")
 LEGACY_KERNEL_MODULE = "torch"  # torch_npu 1.x registered its kernels in torch itself: torch.npu_linear(...)
