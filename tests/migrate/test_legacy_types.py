@@ -64,3 +64,37 @@ def test_each_use_means_what_the_class_meant_on_its_device(target):
 def test_a_class_held_in_a_name_is_still_reported(target):
     result = migrate_source(b"import torch\nTensor = torch.cuda.FloatTensor\nx = Tensor(2)\n", targets.get(target), "t.py")
     assert [(f.code, f.operation.value) for f in result.findings] == [("TP004", "UNSUPPORTED")]
+
+
+NAMED = b'''import torch
+
+x = torch.arange(4.0)
+half = x.type("torch.cuda.HalfTensor")
+print(half.dtype, half.type() == "torch.cuda.HalfTensor", x.type() != 'torch.cuda.HalfTensor')
+'''
+
+
+def test_on_the_cpu_a_type_named_in_a_string_is_the_cpus_and_the_test_means_what_it_meant_on_cuda():
+    """(x.type() of a CUDA half tensor is 'torch.cuda.HalfTensor': true there, so true here too)"""
+    source = migrate_source(NAMED, targets.get("cpu"), "named.py").source.decode()
+    assert "torch.cuda" not in source and '"torch.HalfTensor"' in source and "'torch.HalfTensor'" in source
+    assert _output(source) == "torch.float16 True True\n"
+
+
+def test_on_the_npu_a_type_named_in_a_string_is_the_npus():
+    source = migrate_source(NAMED, targets.get("npu"), "named.py").source.decode()
+    assert source.count("torch.npu.HalfTensor") == 3 and "torch.cuda" not in source
+
+
+@pytest.mark.parametrize("target", ["xpu", "mps", "accelerator"])
+def test_where_no_type_name_stands_for_it_each_string_is_reported(target):
+    result = migrate_source(NAMED, targets.get(target), "named.py")
+    assert result.source.decode().count("torch.cuda.HalfTensor") == 3
+    assert sorted({(f.start_line, f.operation.value) for f in result.findings if f.api == "torch.cuda.HalfTensor"}) == [
+        (4, "UNSUPPORTED"), (5, "UNSUPPORTED")]
+
+
+def test_a_string_that_names_no_legacy_type_or_is_not_compared_is_left_alone():
+    script = b'import torch\nname = "torch.cuda.HalfTensor"\nok = x.type() == "torch.cuda.Stream"\n'
+    result = migrate_source(script, targets.get("cpu"), "t.py")
+    assert result.source == script and not [f for f in result.findings if "HalfTensor" in f.api]

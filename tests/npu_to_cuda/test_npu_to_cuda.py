@@ -174,3 +174,16 @@ def test_a_use_npu_key_of_a_dict_not_passed_to_the_profiler_here_is_listed_not_c
     converted = convert_source("import torch\noptions = {'use_npu': True}\nrun(**options)\n", "case.py", CPU)
     assert [(f.start_line, f.operation, f.api) for f in converted.findings] == [(2, Operation.UNSUPPORTED, "use_npu")]
     assert not converted.changed
+
+
+@pytest.mark.parametrize("target", ["cpu", "npu", "xpu"])
+def test_an_npu_type_name_ends_on_each_target_as_cudas_own_spelling_does(target):
+    """(WaveGlow: `z.type() == 'torch.npu.HalfTensor'`: never true on the CPU if left as CUDA's)"""
+    from torchport.migrate import migrate_source
+
+    def migrated(text: str) -> str:
+        return migrate_source(text.encode(), targets.get(target), "glow.py").source.decode()
+
+    npu = "import torch\nhalf = z.type() == 'torch.npu.HalfTensor'\n"
+    cuda = "import torch\nhalf = z.type() == 'torch.cuda.HalfTensor'\n"
+    assert migrated(convert_source(npu, "glow.py", targets.get(target)).source) == migrated(cuda)

@@ -7,6 +7,7 @@ from functools import lru_cache
 import libcst as cst
 
 from torchport.apis.amp import CUDA_AMP as AMP
+from torchport.apis.legacy_types import is_legacy_type
 from torchport.findings import Operation
 from torchport.migrate.rules.base.device_exprs import device_expression, is_device_value, quoted, string_value
 from torchport.migrate.rules.base.fixes import remove_statement
@@ -28,6 +29,8 @@ from torchport.targets.verdict import Kind, Verdict
 
 DEFAULT_TENSOR_TYPE = "torch.set_default_tensor_type"
 FLOAT_TENSOR = "torch.cuda.FloatTensor"
+CUDA_TYPE_PREFIX = "torch.cuda."
+TYPE_METHOD = "type"  # x.type("torch.cuda.HalfTensor"), x.type() == "torch.cuda.HalfTensor"
 REEXPORTING_SUBMODULES = {"memory", "random", "streams", "graphs"}
 
 
@@ -78,8 +81,19 @@ class CudaApiRule(ApiReferenceRule):
     prefix = "torch.cuda"
     reads = (prefix, DEFAULT_TENSOR_TYPE)
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:  # noqa: N802
+        """`x.type() == "torch.cuda.HalfTensor"`: the type name a tensor's .type() gives."""
+        for operand in (node.left, *(target.comparator for target in node.comparisons)):
+            if any(isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)) for target in node.comparisons):
+                self._type_name(operand, "compared with a tensor's type name")
+
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
-        """`torch.set_default_tensor_type("torch.cuda.FloatTensor")`: the type named in a string."""
+        """`torch.set_default_tensor_type("torch.cuda.FloatTensor")`: the type named in a string;
+        `x.type("torch.cuda.HalfTensor")`."""
+        if (isinstance(node.func, cst.Attribute) and node.func.attr.value == TYPE_METHOD and node.args
+                and node.args[0].keyword in (None,) and self.qualified_name(node.func) is None):
+            self._type_name(node.args[0].value, "a conversion to the type it names")
+            return
         if not node.args or self.qualified_name(node.func) != DEFAULT_TENSOR_TYPE:
             return
         literal = node.args[0].value
@@ -101,6 +115,23 @@ class CudaApiRule(ApiReferenceRule):
             self.change(literal, lambda _: parse_expression(replacement), verdict.describe(), api=api, needs=replacement)
         else:
             self.report(literal, Operation.UNSUPPORTED, verdict.note, api=api)
+
+    def _type_name(self, literal: cst.BaseExpression, use: str) -> None:
+        """A legacy CUDA type named in a string (not set as the default): the target's own name
+        for it where it has such classes (torch.HalfTensor on the CPU), else reported: a test
+        against it would be false there, and the branch taken would change silently."""
+        api = string_value(literal) if isinstance(literal, cst.SimpleString) else None
+        if (api is None or not api.startswith(CUDA_TYPE_PREFIX) or not is_legacy_type(api[len(CUDA_TYPE_PREFIX):])
+                or api not in known_cuda_apis()):
+            return
+        verdict = self.target.verdict(api)
+        if self._has_own_class(api):
+            if verdict.replacement != api:
+                new = quoted(literal, verdict.replacement)
+                self.change(literal, lambda _: new, f"type name {api!r} -> {new.value} ({use})", api=api)
+            return
+        self.report(literal, Operation.UNSUPPORTED, f"{api!r} as a string ({use}): {self.target.name} tensors have "
+                    f"no such type name; test x.dtype and x.device.type instead", api=api)
 
     def _has_own_class(self, api: str) -> bool:
         """Whether the target has a class of its own for `api` (a legacy typed class), that a
