@@ -227,3 +227,12 @@ def test_after_migrate_in_place_check_is_clean_and_a_second_in_place_changes_not
     assert (status, out.splitlines()[-1]) == (0, "torchport check [npu]: 5 Python files, nothing to change")
     assert _ask(main, "migrate", copy, "--in-place", "-t", "npu", "-o", tmp_path / "second", "-q")[0] == 0
     assert _snapshot(copy) == migrated
+
+
+def test_check_says_when_what_it_reads_as_cuda_code_is_npu_code(tmp_path, cli):
+    source = tmp_path / "train.py"
+    source.write_text("import torch\nimport torch_npu\n\nx = torch.ones(2).npu()\n")
+    status, _, err = cli("check", source, "--target", "cpu")
+    assert "looks like NPU code (1 of 1 files use torch_npu); migrate it with --from npu" in err
+    status, out, err = cli("check", source, "--target", "cpu", "--from", "npu")
+    assert status == 1 and "TP403" in out and "looks like NPU code" not in err

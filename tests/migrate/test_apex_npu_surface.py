@@ -90,3 +90,13 @@ def test_each_apex_pattern_project_on_npu_uses_only_names_torch_npu_has(project)
     assert apex_import_line(native.encode()) is None
     assert _missing(kept, exercised=False) == [] and _missing(native, exercised=False) == []
     assert "torch.amp.GradScaler(\"npu\"" in native or "torchport.compat.apex" in native
+
+
+@pytest.mark.parametrize(("target", "says"), [
+    ("cuda", "apex kept: NVIDIA's apex builds for CUDA"),  # (keep is cuda's default: no --apex was asked)
+    ("cpu", None),  # (converted: no note of a kept apex)
+])
+def test_the_note_of_a_kept_apex_says_what_the_target_asks(target, says):
+    result = migrate_one(Job("train.py", SCRIPT.encode()), Choices(target))
+    notes = [f.message for f in result.findings if f.code == "TP300"]
+    assert (notes[0].startswith(says) and "--apex keep" not in notes[0]) if says else notes == []

@@ -29,7 +29,7 @@ from torchport.errors import UsageError
 from torchport.findings import Finding, Operation
 from torchport.migrate import engine
 from torchport.migrate.codes import rule_names
-from torchport.migrate.command import add_apex_argument, add_source_argument, check_source
+from torchport.migrate.command import add_apex_argument, add_source_argument, check_source, note_source
 from torchport.migrate.selection import add_rule_selection_arguments, rule_selection_from
 from torchport.migrate.walk import add_selection_arguments, selection_from
 
@@ -74,6 +74,7 @@ def main(args: argparse.Namespace) -> int:
     if outcome.python_files == 0:
         print(f"torchport check: warning: no Python files in {' '.join(map(str, args.src))}", file=sys.stderr)
         return 1
+    note_source(args, "check", outcome, options)  # (NPU code read as CUDA's: the hint to check it --from npu)
     columns = Columns()
     rows = sorted((row_of(f, where, columns) for run, where in runs for f in reported(run.findings)),
                   key=lambda r: (r.path, r.line, r.column, r.code, r.message))
@@ -112,6 +113,7 @@ def merged(outcomes: list[engine.Outcome]) -> engine.Outcome:
         whole.suppressed += outcome.suppressed
         whole.skipped_on_request += outcome.skipped_on_request
         whole.diffs += outcome.diffs
+        whole.npu_code += outcome.npu_code
     return whole
 
 

@@ -83,6 +83,8 @@ def _kept_rows(data: bytes, path: str, target: Target) -> list[Finding]:
         return []
     if target.keeps_apex:
         why = f"apex kept (--apex keep): {target.name} has an apex build of its own (Ascend's), install that one"
+    elif target.runs_cuda_code:  # (keep is the default there: apex builds for CUDA)
+        why = "apex kept: NVIDIA's apex builds for CUDA; --apex native rewrites it to torch.amp instead"
     else:
         why = (f"apex kept (--apex keep): apex must be installed for {target.name} (it builds only for CUDA); "
                "--apex native rewrites it to torch.amp instead")
