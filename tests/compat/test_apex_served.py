@@ -35,7 +35,7 @@ def test_import_apex_gets_the_stand_in_when_apex_is_absent(session):
     assert FusedAdam is stand_in.optimizers.FusedAdam and FusedLAMB is stand_in.optimizers.FusedLAMB
     assert FusedLayerNorm is stand_in.normalization.FusedLayerNorm
     with pytest.raises(ImportError):
-        import apex.contrib  # noqa: F401  (beyond the stand-in: as without apex)
+        import apex.transformer  # noqa: F401  (beyond the stand-in: as without apex)
     runtime.undo()
     assert "apex" not in sys.modules and "apex.amp" not in sys.modules
     with pytest.raises(ImportError):
