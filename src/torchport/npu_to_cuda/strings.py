@@ -14,27 +14,10 @@ import libcst as cst
 from torchport.apis.legacy_types import is_legacy_type
 from torchport.findings import Operation
 from torchport.npu_to_cuda import changes, names
+from torchport.string_literals import is_key_argument, quoted, string_value
 
-ATTRIBUTE_FUNCTIONS = {"getattr", "hasattr", "setattr", "delattr"}  # their second argument names an attribute
-KEY_METHODS = {"get", "pop", "setdefault"}  # their first argument is a key
 ENV_READERS = ("os.getenv", "os.environ.get", "os.environ.pop", "os.environ.setdefault")
 ENVIRON = "os.environ"
-
-
-def string_value(node: cst.CSTNode) -> str | None:
-    """The value of a plain (not bytes, not f-) string literal; None for anything else."""
-    if not isinstance(node, cst.SimpleString) or "b" in node.prefix.lower():
-        return None
-    try:
-        value = node.evaluated_value
-    except Exception:  # noqa: BLE001 (odd escapes: no value of ours)
-        return None
-    return value if isinstance(value, str) else None
-
-
-def quoted(template: cst.SimpleString, text: str) -> cst.SimpleString:
-    """`text` in the quote style of `template` (text without quotes or backslashes)."""
-    return cst.SimpleString(f"{template.prefix}{template.quote}{text}{template.quote}")
 
 
 def visit(walk, node: cst.SimpleString) -> None:
@@ -108,16 +91,7 @@ def _names_a_key(walk, node: cst.SimpleString, parent) -> bool:
         return parent.key is node
     if isinstance(parent, cst.Index):
         return True
-    if not isinstance(parent, cst.Arg) or parent.keyword is not None:
-        return False
-    call = walk.parent(parent)
-    if not isinstance(call, cst.Call):
-        return False
-    position = next(i for i, arg in enumerate(call.args) if arg is parent)
-    func = call.func
-    if isinstance(func, cst.Name) and func.value in ATTRIBUTE_FUNCTIONS:
-        return position == 1
-    return isinstance(func, cst.Attribute) and func.attr.value in KEY_METHODS and position == 0
+    return is_key_argument(parent, walk.parent)
 
 
 def _reads_env(walk, node: cst.SimpleString, parent) -> bool:

@@ -10,13 +10,12 @@ from torchport.migrate.rules.base.device_exprs import cuda_literal_index, device
 from torchport.migrate.rules.base.nodes import call_argument, parse_expression
 from torchport.migrate.rules.base.rule import Rule
 from torchport.migrate.rules.device_comparisons import device_call_literal, device_comparison
+from torchport.string_literals import is_key_argument
 
 # "cuda:%d" % i, "cuda:{}".format(i): a prefix filled in at run time.
 FORMAT_PREFIX = re.compile(r"cuda:(%[dis]|\{\w*\})")
 
 
-ATTRIBUTE_FUNCTIONS = {"getattr", "hasattr", "setattr", "delattr"}  # their second argument names an attribute
-KEY_METHODS = {"get", "pop", "setdefault"}  # their first argument is a key
 
 
 _CUDA_WORD = re.compile(r"\bcuda\b", re.IGNORECASE)
@@ -95,16 +94,7 @@ class DeviceLiteralRule(Rule):
         if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
             comparison = parent if isinstance(parent, cst.Comparison) else self.parent(parent)
             return device_comparison(comparison) is not None
-        if not isinstance(parent, cst.Arg) or parent.keyword is not None:
-            return False
-        call = self.parent(parent)
-        if not isinstance(call, cst.Call):
-            return False
-        position = next(i for i, arg in enumerate(call.args) if arg is parent)
-        func = call.func
-        if isinstance(func, cst.Name) and func.value in ATTRIBUTE_FUNCTIONS:
-            return position == 1
-        return isinstance(func, cst.Attribute) and func.attr.value in KEY_METHODS and position == 0
+        return is_key_argument(parent, self.parent)
 
     def _name_the_device_in_the_help(self, literal: cst.SimpleString) -> None:
         """`add_argument("--device", default="cuda", help="device to use (cuda or cpu)")`: the

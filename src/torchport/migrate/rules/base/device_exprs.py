@@ -5,23 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.migrate.rules.base.nodes import source_of
+from torchport.string_literals import quoted, string_value
 from torchport.targets import Target
 from torchport.targets.devices import cuda_device, device_source, device_string
-
-
-def string_value(node: cst.CSTNode) -> str | None:
-    """The value of a plain (non-bytes, non-f) string literal, else None."""
-    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
-        quote = node.quote
-        body = node.value[len(node.prefix) + len(quote) : -len(quote)]
-        if "\\" not in body and "\r" not in body:  # (most strings: their text is their value as it is)
-            return body
-        try:
-            value = node.evaluated_value
-        except Exception:  # noqa: BLE001 (odd escapes: not a device literal)
-            return None
-        return value if isinstance(value, str) else None
-    return None
 
 
 def cuda_literal_index(node: cst.CSTNode) -> tuple[bool, str | None]:
@@ -35,12 +21,6 @@ def is_device_value(value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
         return True
     return isinstance(value, cst.Call) and source_of(value.func) in ("torch.device", "device")
-
-
-def quoted(template: cst.SimpleString, text: str) -> cst.SimpleString:
-    """A string literal with `text`, in the quote style of `template`."""
-    quote = template.quote
-    return cst.SimpleString(f"{template.prefix}{quote}{text}{quote}")
 
 
 def device_expression(target: Target, index: str | None, like: cst.SimpleString | None = None) -> str:
