@@ -48,7 +48,13 @@ WRAPPERS = [
     "if __name__ == '__main__':\n{indented}",
     "with open('f') as fh:\n{indented}",
     "try:\n{indented}\nfinally:\n    pass",
+    "if rank:\n    pass\nelif x:\n{indented}\nelse:\n{indented}",
+    "match rank:\n    case 0:\n{indented2}",
 ]
+
+
+def wrapped(wrapper: str, body: str) -> str:
+    return wrapper.format(body=body, indented=textwrap.indent(body, "    "), indented2=textwrap.indent(body, "        "))
 
 
 @st.composite
@@ -59,7 +65,7 @@ def idiom_block(draw) -> str:
         lines.append(template.format(v=draw(NAMES), i=draw(INDICES)))
     body = "\n".join(lines)
     wrapper = draw(st.sampled_from(WRAPPERS))
-    return wrapper.format(body=body, indented=textwrap.indent(body, "    "))
+    return wrapped(wrapper, body)
 
 
 HEADERS = ["import torch\n", "import os\nimport torch\n", "from __future__ import annotations\nimport torch\n"]
@@ -152,7 +158,7 @@ def test_each_idiom_alone(target: str) -> None:
     for number, template in enumerate(IDIOMS):
         body = template.format(v="x", i="rank") + "\ndone = True"
         wrapper = WRAPPERS[number % len(WRAPPERS)]
-        program = "import os\nimport torch\n\n" + wrapper.format(body=body, indented=textwrap.indent(body, "    ")) + "\n"
+        program = "import os\nimport torch\n\n" + wrapped(wrapper, body) + "\n"
         assert _compiles(program), program
         result = check(program.encode(), target)
         assert result.error is None, (program, result.error)
