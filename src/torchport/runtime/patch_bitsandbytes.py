@@ -7,7 +7,7 @@ from __future__ import annotations
 from torchport.apis.kernels_llm import BITSANDBYTES, SERVED_WHY, STAND_INS
 from torchport.runtime.stand_in import StandInFinder
 
-ORDER = 73
+ORDER = 73  # beside patch_apex (it replaces nothing of torch)
 
 
 def install(session) -> None:

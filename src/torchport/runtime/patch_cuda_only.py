@@ -19,7 +19,7 @@ from torchport.runtime.callers import top_package
 from torchport.runtime.stand_in import _importer
 from torchport.targets.verdict import Kind, Verdict
 
-ORDER = 90  # after the stand-ins' finders (their order in sys.meta_path does not depend on it)
+ORDER = 90  # after the stand-ins (its place in sys.meta_path is last whatever the order), before patch_compilers
 _IMPORTING = "_find_and_load_unlocked"  # importlib's frame for an import statement or import_module
 
 

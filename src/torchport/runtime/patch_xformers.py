@@ -6,7 +6,7 @@ from __future__ import annotations
 from torchport.apis.kernels_llm import SERVED_WHY, STAND_INS, XFORMERS
 from torchport.runtime.stand_in import StandInFinder
 
-ORDER = 72
+ORDER = 72  # beside patch_apex (it replaces nothing of torch)
 
 
 def install(session) -> None:

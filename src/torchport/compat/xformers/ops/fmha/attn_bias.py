@@ -20,7 +20,7 @@ class AttentionBias:
     align = TOP_LEFT
     tensor = None
 
-    def materialize(self, shape, dtype=torch.float32, device="cpu"):
+    def materialize(self, shape, dtype=torch.float32, device=None):
         sq, sk = shape[-2], shape[-1]
         allowed = allowed_keys(sq, sk, self.causal, self.align, (-1, -1), device)
         bias = torch.zeros(shape, dtype=dtype, device=device)
@@ -74,7 +74,7 @@ class BlockDiagonalMask(AttentionBias):
         """The packed tensor cut back into its sequences, (1, S_i, ...) each."""
         return [tensor[:, start:end] for start, end in self.q_seqinfo]
 
-    def materialize(self, shape, dtype=torch.float32, device="cpu"):
+    def materialize(self, shape, dtype=torch.float32, device=None):
         bias = torch.full(shape, float("-inf"), dtype=dtype, device=device)
         for (q0, q1), (k0, k1) in zip(self.q_seqinfo, self.k_seqinfo):
             bias[..., q0:q1, k0:k1] = AttentionBias.materialize(self, (q1 - q0, k1 - k0), dtype, device)
