@@ -26,6 +26,8 @@ FLASH_ATTN = "flash_attn"
 XFORMERS = "xformers"
 BITSANDBYTES = "bitsandbytes"
 ROTARY_EMB = "rotary_emb"  # flash-attn's csrc/rotary extension: one function, apply_rotary
+DROPOUT_LAYER_NORM = "dropout_layer_norm"  # flash-attn's csrc/layer_norm extension (its plain forms)
+XENTROPY = "xentropy_cuda_lib"  # flash-attn 1's (apex's) cross-entropy extension: forward and backward
 
 # served name -> the stand-in package that answers for it
 STAND_INS = {
@@ -33,6 +35,8 @@ STAND_INS = {
     XFORMERS: "torchport.compat.xformers",
     BITSANDBYTES: "torchport.compat.bitsandbytes",
     ROTARY_EMB: "torchport.compat.rotary_emb",
+    XENTROPY: "torchport.compat.xentropy_cuda_lib",
+    DROPOUT_LAYER_NORM: "torchport.compat.dropout_layer_norm",
 }
 
 # Why each stand-in is served, for the log line of its import.
@@ -44,6 +48,9 @@ SERVED_WHY = {
     BITSANDBYTES: "bitsandbytes is not installed (8-bit kernels are CUDA's): its optimizers are torch.optim's "
                   "32-bit ones with the same hyper-parameters; optimizer state takes 4x the memory of 8-bit state",
     ROTARY_EMB: "flash-attn's rotary extension is not installed: apply_rotary on torch",
+    XENTROPY: "flash-attn's cross-entropy extension is not installed: its forward and backward on torch, in float32",
+    DROPOUT_LAYER_NORM: "flash-attn's fused-norm extension is not installed: dropout, add and LayerNorm/RMSNorm "
+                        "and their gradients on torch, in float32",
 }
 
 SDPA = "torch.nn.functional.scaled_dot_product_attention"
@@ -126,11 +133,6 @@ NO_STAND_IN = {
                          "or torch.nn.functional.scaled_dot_product_attention",
     "flash_attn_cuda": "flash-attn 1's compiled kernels: torch.nn.functional.scaled_dot_product_attention",
     "flash_attn_3_cuda": "flash-attn 3's Hopper kernels: torch.nn.functional.scaled_dot_product_attention",
-    "xentropy_cuda_lib": "flash-attn's fused cross-entropy kernel: torch.nn.CrossEntropyLoss "
-                         "(or flash_attn.losses.cross_entropy.CrossEntropyLoss, which torchport serves)",
-    "dropout_layer_norm": "flash-attn's fused dropout+add+LayerNorm/RMSNorm kernel: torch.nn.LayerNorm / "
-                          "torch.nn.RMSNorm after dropout and the residual add (or flash_attn.ops.rms_norm, "
-                          "which torchport serves)",
     "fused_dense_lib": "flash-attn's fused dense kernel: torch.nn.Linear followed by its activation",
     "fused_softmax_lib": "a fused softmax kernel: torch.softmax on the masked scores",
     "selective_scan_cuda": "mamba's selective-scan kernel: use mamba's reference path "

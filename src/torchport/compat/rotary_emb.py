@@ -10,13 +10,14 @@ from torchport.compat._kernels_log import module_getattr
 
 def apply_rotary(x1, x2, cos, sin, out1, out2, conj):
     """out1 = x1 cos - x2 sin, out2 = x1 sin + x2 cos (sin negated with conj), in float32; the
-    outputs may be the inputs themselves."""
+    outputs may be the inputs themselves (views of one tensor: the write bypasses autograd's
+version counters, as the CUDA kernel's does, so that the caller's autograd.Function works as on CUDA)."""
     _kernels_log.adapted(f"{ROTARY_EMB}.apply_rotary", "torch", "the rotation, unfused")
     cos, sin = cos.float(), (-sin if conj else sin).float()
     first, second = x1.float(), x2.float()
     new1, new2 = first * cos - second * sin, first * sin + second * cos
-    out1.copy_(new1)
-    out2.copy_(new2)
+    out1.data.copy_(new1)  # (into memory, as the kernel writes: autograd sees no in-place change, as with it)
+    out2.data.copy_(new2)
 
 
 __getattr__ = module_getattr(ROTARY_EMB, __name__)
