@@ -68,3 +68,13 @@ def test_swiglu_is_w3_of_silu_w1_times_w2(packed):
     else:
         gate, up = swiglu.w1(x), swiglu.w2(x)
     torch.testing.assert_close(swiglu(x), swiglu.w3(F.silu(gate) * up))
+
+
+def test_the_indexing_helpers_select_and_add_rows_as_xformers_documents():
+    from torchport.compat.xformers.ops import index_select_cat, scaled_index_add
+
+    sources = [torch.arange(6.0).view(3, 2), torch.arange(4.0).view(2, 2)]
+    assert index_select_cat(sources, [torch.tensor([2, 0]), torch.tensor([1])]).tolist() == [4, 5, 0, 1, 2, 3]
+    added = scaled_index_add(torch.zeros(3, 2), torch.tensor([1]), torch.ones(1, 2), torch.tensor([2.0, 3.0]),
+                             alpha=0.5)
+    assert added.tolist() == [[0, 0], [1.0, 1.5], [0, 0]]
