@@ -9,8 +9,6 @@ from __future__ import annotations
 import importlib
 import inspect
 
-import torch
-
 from torchport.apis.kernels_llm import BITSANDBYTES, BNB_OPTIMIZERS
 from torchport.compat import _kernels_log
 from torchport.compat._kernels_log import module_getattr
@@ -80,6 +78,5 @@ class GlobalOptimManager:
 
 
 __all__ = [*BNB_OPTIMIZERS, "GlobalOptimManager"]
-_ = torch  # (torch.optim is what the classes are built on)
 
 __getattr__ = module_getattr(MODULE, __name__)
