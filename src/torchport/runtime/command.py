@@ -91,6 +91,9 @@ def main(args: argparse.Namespace) -> int:
         return exit_status(stop.code)
     except KeyboardInterrupt:
         raise  # the CLI's one line and status 130
+    except runtime.NoStandIn as error:
+        report_no_stand_in(error)
+        return 1
     except BaseException as error:
         report_uncaught(error)
         return 1
@@ -208,6 +211,22 @@ def exit_status(code) -> int:
         return code
     print(code, file=sys.stderr)
     return 1
+
+
+def report_no_stand_in(error: ImportError) -> None:
+    """An uncaught import of a CUDA-only package nothing stands in for: one line, at the program's
+    import statement (the last of its frames), saying what to do (the program's failure: status 1)."""
+    import torchport
+
+    ours = os.path.dirname(torchport.__file__)
+    where = None
+    frames = error.__traceback__
+    while frames is not None:
+        filename = frames.tb_frame.f_code.co_filename
+        if not filename.startswith(("<frozen", ours)):
+            where = f"{filename}:{frames.tb_lineno}: "
+        frames = frames.tb_next
+    print(f"torchport run: {where or ''}{error}", file=sys.stderr)
 
 
 def report_uncaught(error: BaseException) -> None:
