@@ -176,3 +176,9 @@ FP16_UTILS_RECIPE = ("apex.fp16_utils (FP16_Optimizer, network_to_half, master/m
 # The stand-in package, and the import that replaces `import apex` where the conversion cannot
 # rewrite a file with confidence.
 COMPAT = "torchport.compat.apex"
+# apex's CUDA extension of multi-tensor kernels, which `apex.multi_tensor_apply.multi_tensor_applier`
+# is called with (`multi_tensor_applier(amp_C.multi_tensor_l2norm, overflow_buf, [grads], False)`):
+# its stand-in is torch's foreach ops, served as `amp_C` by `torchport run`.
+AMP_C = "amp_C"
+COMPAT_AMP_C = "torchport.compat.amp_C"
+MULTI_TENSOR_APPLIER = "apex.multi_tensor_apply.multi_tensor_applier"
