@@ -9,8 +9,9 @@ import libcst as cst
 
 from torchport.apis import apex
 from torchport.apex_to_torch.changes import Unconvertible
-from torchport.apex_to_torch.imports import apex_imports, is_apex_alias, module_of
+from torchport.apex_to_torch.imports import apex_imports, imported_names, is_apex_alias, module_of
 from torchport.apex_to_torch.reading import read
+from torchport.apex_to_torch.references import uses
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Edits, Read, dotted
 from torchport.findings import Operation
@@ -24,11 +25,16 @@ def compat_module(module: str) -> str:
     return apex.COMPAT + module[len(apex.APEX):]
 
 
-def to_compat(text: str, why: Unconvertible) -> tuple[str, list[Change]]:
+def to_compat(text: str, why: Unconvertible, keep: tuple[str, ...] = ()) -> tuple[str, list[Change]]:
+    """`text` importing the stand-in where it imported apex, but for the imports of names the
+    target's own apex build has (`keep`), which stay."""
     found = read(text)
     edits, changes = Edits(), []
     reason = f"{why.why} (line {why.line})" if why.line else why.why
+    beyond = _roots_beyond(found, keep) if keep else set()
     for item in apex_imports(found, stars=True):
+        if keep and all(apex.in_build(name, keep) for name in imported_names(item)) and not _binds(item) & beyond:
+            continue
         node, line = item.node, found.line(item.node)
         if isinstance(node, cst.ImportFrom):
             edits.replace(node, node.with_changes(module=cst.parse_expression(compat_module(item.module))))
@@ -53,3 +59,25 @@ def _compat_alias(node: cst.Import, alias: cst.ImportAlias) -> cst.ImportAlias:
     top = dotted(alias.name).split(".")[0]
     return alias.with_changes(name=cst.parse_expression(compat_module(apex.APEX)),
                               asname=cst.AsName(name=cst.Name(top)))
+
+
+def _roots_beyond(found: Read, keep: tuple[str, ...]) -> set[str]:
+    """The names through which the file reaches an apex name the target's own apex build lacks
+    (`apex` of `apex.parallel.convert_syncbn_model(...)`)."""
+    roots = set()
+    for use in uses(found):
+        if not apex.in_build(use.api, keep):
+            node = use.node
+            while isinstance(node, cst.Attribute):
+                node = node.value
+            if isinstance(node, cst.Name):
+                roots.add(node.value)
+    return roots
+
+
+def _binds(item) -> set[str]:
+    """The names an import binds in the file."""
+    if isinstance(item.node.names, cst.ImportStar):
+        return set()
+    return {alias.asname.name.value if alias.asname is not None else (dotted(alias.name) or "").split(".")[0]
+            for alias in item.node.names}
