@@ -129,3 +129,33 @@ def test_under_run_a_script_gets_multi_tensor_apply_and_amp_c_where_apex_is_abse
     assert "amp_C" not in sys.modules
     with pytest.raises(ImportError):
         __import__("amp_C")
+
+
+MULTI_TENSOR_SCRIPT = '''import torch
+from apex import amp
+from apex.multi_tensor_apply import multi_tensor_applier
+if multi_tensor_applier.available:
+    import amp_C
+
+
+def grad_norm(tensors):
+    overflow = torch.zeros(1, dtype=torch.int).cuda()
+    return multi_tensor_applier(amp_C.multi_tensor_l2norm, overflow, [tensors], False)[0]
+'''
+
+
+def test_migrated_to_the_cpu_a_multi_tensor_script_imports_the_stand_ins_and_computes_torchs_norm():
+    from torchport.migrate.workers import Choices, Job, migrate_one
+
+    result = migrate_one(Job("norm.py", MULTI_TENSOR_SCRIPT.encode()), Choices("cpu"))
+    text = result.source.decode()
+    assert "import torchport.compat.amp_C as amp_C" in text
+    assert "from torchport.compat.apex.multi_tensor_apply import multi_tensor_applier" in text
+    assert {f.code for f in result.findings} >= {"TP307"}
+    namespace: dict = {}
+    exec(compile(text, "norm.py", "exec"), namespace)
+    tensors = _tensors()
+    torch.testing.assert_close(namespace["grad_norm"](tensors)[0],
+                               torch.linalg.vector_norm(torch.cat([t.float().flatten() for t in tensors])))
+    again = migrate_one(Job("norm.py", result.source), Choices("cpu"))
+    assert again.source == result.source

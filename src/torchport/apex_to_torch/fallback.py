@@ -45,8 +45,26 @@ def to_compat(text: str, why: Unconvertible, keep: tuple[str, ...] = ()) -> tupl
         changes.append(Change(line, line, CODE, Operation.MODIFY,
                               f"{what}: the stand-in package, as the file is not rewritten to native torch: {reason}",
                               item.module))
+    changes += _kernels_to_compat(found, edits, reason)
     changes += [Change(at, at, NOTE_CODE, Operation.NOTE, note, apex.FP16_UTILS) for at, note in why.notes]
     return edits.apply(found.module), changes
+
+
+def _kernels_to_compat(found: Read, edits: Edits, reason: str) -> list[Change]:
+    """`import amp_C` (apex's CUDA kernels, which the stand-in's multi_tensor_applier is called with)
+    -> `import torchport.compat.amp_C as amp_C`: its kernels on torch's foreach ops."""
+    changes = []
+    for node in found.walk(found.module):
+        if isinstance(node, cst.Import) and any(dotted(a.name) == apex.AMP_C for a in node.names):
+            names = [a.with_changes(name=cst.parse_expression(apex.COMPAT_AMP_C),
+                                    asname=a.asname or cst.AsName(name=cst.Name(apex.AMP_C)))
+                     if dotted(a.name) == apex.AMP_C else a for a in node.names]
+            edits.replace(node, node.with_changes(names=names))
+            line = found.line(node)
+            changes.append(Change(line, line, CODE, Operation.MODIFY,
+                                  f"import {apex.AMP_C} -> import {apex.COMPAT_AMP_C}: apex's kernels on torch's "
+                                  f"foreach ops, beside the stand-in package: {reason}", apex.AMP_C))
+    return changes
 
 
 def _compat_alias(node: cst.Import, alias: cst.ImportAlias) -> cst.ImportAlias:
