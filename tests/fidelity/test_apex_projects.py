@@ -76,6 +76,7 @@ PROJECTS = {
     "helper_functions": Project(),
     "apex_ddp_syncbn": Project(args=("--sync_bn",), torchrun=True),
     "fused_optimizers": Project(args=("--amp",)),
+    "multi_tensor_ddp": Project(torchrun=True),
 }
 # Projects that train the same model on the same data the same way: their references agree.
 SAME_TRAINING = ("plain_o1", "optional_apex")
