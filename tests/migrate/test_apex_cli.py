@@ -38,9 +38,12 @@ if __name__ == "__main__":
 PLAIN = "import torch\nx = torch.zeros(1).cuda()\n"
 
 
-def fake_convert(source: str, path: str = "<string>") -> driver.Converted:
+def fake_convert(source: str, path: str = "<string>", keep: tuple[str, ...] = ()) -> driver.Converted:
     """What the conversion writes for TRAIN's form (its import dropped: a line less, so the rows
-    after it move), with its rows at the lines as read."""
+    after it move), with its rows at the lines as read; nothing where the target's own apex keeps
+    amp (`keep`: Ascend's)."""
+    if keep:
+        return driver.Converted(source)
     out, rows, skip = [], [], False
     for number, line in enumerate(source.splitlines(keepends=True), 1):
         indent = line[: len(line) - len(line.lstrip())]
@@ -138,7 +141,7 @@ def test_native_then_distributed_then_migrated(cli, project, tmp_path, fake_conv
 
 
 def test_a_failing_conversion_costs_only_the_conversion(cli, project, tmp_path, monkeypatch):
-    def broken(source, path="<string>"):
+    def broken(source, path="<string>", keep=()):
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(driver, "convert_source", broken)

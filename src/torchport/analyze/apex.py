@@ -71,11 +71,19 @@ def apex_uses(data: bytes) -> list[Use]:
 
 def becomes(api: str, target: Target, mode: str, way: str) -> str:
     """What `api` becomes on `target` under `--apex mode`, where its file's conversion went `way`."""
-    if mode == KEEP or way == "kept":
-        if target.keeps_apex:
+    if target.keeps_apex and mode == KEEP:
+        if apex.in_build(api, target.apex_build):
             tuned = api == apex.INITIALIZE or api.rsplit(".", 1)[-1].startswith("Fused")
             return (f"kept: Ascend's apex build has it on {target.name} (install that apex)"
                     + ("; how to tune it: TP117 in api_performance_advice.csv" if tuned else ""))
+        lacks = f"not in {target.name}'s own apex build (Ascend's)"
+        if way == STAND_IN:
+            return f"{apex.COMPAT}{api[len(apex.APEX):]}: the stand-in package ({lacks}, and the file has a form " \
+                   "with no confident rewrite)"
+        return f"{_native_form(api)}, then migrated to {target.name} ({lacks})"
+    if mode == KEEP or way == "kept":
+        if target.keeps_apex:
+            return f"kept: Ascend's apex build has it on {target.name} (install that apex)"
         why = "the conversion could not rewrite this file" if mode == NATIVE else "--apex keep"
         return f"kept ({why}): apex must be installed for {target.name}, and it builds only for CUDA"
     if way == STAND_IN:

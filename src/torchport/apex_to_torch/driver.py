@@ -22,6 +22,7 @@ from torchport.findings import Finding
 
 # A file that never says apex is not read at all.
 MENTIONS_APEX = re.compile(rb"\bapex\b")
+COMPAT_WAY = "compat"  # Converted.way of a file pointed at the stand-in package
 
 
 @dataclass
@@ -56,8 +57,9 @@ STEPS: tuple[tuple[Step, frozenset[str] | None], ...] = (
 )
 
 
-def convert_source(source: str, path: str = "<string>") -> Converted:
-    """`source` with its apex uses made native torch (in CUDA's dialect)."""
+def convert_source(source: str, path: str = "<string>", keep: tuple[str, ...] = ()) -> Converted:
+    """`source` with its apex uses made native torch (in CUDA's dialect), but for the names of
+    `keep` (a target's own apex build, apis/apex.py `in_build`), which stay as written."""
     if not MENTIONS_APEX.search(source.encode("utf-8", "surrogatepass")):
         return Converted(source)
     try:
@@ -65,25 +67,33 @@ def convert_source(source: str, path: str = "<string>") -> Converted:
     except (cst.ParserSyntaxError, RecursionError):
         return Converted(source)
     try:
-        if not imports.apex_imports(found):
+        if not imports.apex_imports(found, stars=bool(keep)) or keep and not _beyond(found, keep):
             return Converted(source)
-        return _native(source, path, found)
+        return _native(source, path, found, keep)
     except Unconvertible as why:
-        return _compat(source, path, why)
+        return _compat(source, path, why, keep)
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a step's bug costs the file its native form only)
-        return _compat(source, path, Unconvertible(0, internal_error(error)))
+        return _compat(source, path, Unconvertible(0, internal_error(error)), keep)
 
 
-def _compat(source: str, path: str, why: Unconvertible) -> Converted:
-    text, changes = to_compat(source, why)
+def _beyond(found: Read, keep: tuple[str, ...]) -> bool:
+    """Whether the file imports or uses an apex name that an apex build with `keep` lacks."""
+    named = [u.api for u in references.uses(found)] + [name for item in imports.apex_imports(found, stars=True)
+                                                        for name in imports.imported_names(item)]
+    return any(not apex.in_build(name, keep) for name in named)
+
+
+def _compat(source: str, path: str, why: Unconvertible, keep: tuple[str, ...] = ()) -> Converted:
+    text, changes = to_compat(source, why, keep)
     return Converted(text, [_finding(path, c, None) for c in changes], "compat")
 
 
-def _native(source: str, path: str, found: Read) -> Converted:
-    used = references.uses(found)
+def _native(source: str, path: str, found: Read, keep: tuple[str, ...] = ()) -> Converted:
+    used = [u for u in references.uses(found) if not apex.in_build(u.api, keep)]
     references.check(found, used)
     decided = plan.make(found, used)
-    _check_sites(found, decided)
+    decided.keep = keep
+    _check_sites(found, decided, used)
     if decided.scaler:
         decided.needs.add("torch")
     text, findings = source, []
@@ -96,15 +106,15 @@ def _native(source: str, path: str, found: Read) -> Converted:
         findings += [_finding(path, c, lines) for c in changes]
         text = new
     left = read(text)
-    if imports.apex_imports(left) or references.uses(left):
+    if _beyond(left, keep) if keep else imports.apex_imports(left) or references.uses(left):
         raise Unconvertible(0, "apex names were left after the rewrite")
     findings.sort(key=lambda f: (f.start_line, f.code))
     return Converted(text, findings, "native")
 
 
-def _check_sites(found: Read, decided: plan.Plan) -> None:
+def _check_sites(found: Read, decided: plan.Plan, used: list) -> None:
     """Every site rewritable before the first edit (the steps would stop half-way otherwise)."""
-    for site in scale_loss.sites(found):
+    for site in scale_loss.sites(found, used):
         scale_loss.check_branches(found, site, decided.condition)
         scale_loss.step_statements(found, site)
     if decided.autocast:

@@ -53,6 +53,18 @@ def apex_imports(found: Read, stars: bool = False) -> list[ApexImport]:
     return result
 
 
+def imported_names(item: ApexImport) -> list[str]:
+    """The apex names an import brings in: `from apex.parallel import DistributedDataParallel as
+    DDP` -> apex.parallel.DistributedDataParallel; `import apex.amp` -> apex.amp; a star import:
+    its module."""
+    node = item.node
+    if isinstance(node, cst.Import):
+        return [module_of(node, alias) for alias in node.names if is_apex_alias(node, alias)]
+    if isinstance(node.names, cst.ImportStar):
+        return [item.module]
+    return [f"{item.module}.{dotted(alias.name)}" for alias in node.names]
+
+
 def is_apex_alias(node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias) -> bool:
     return is_apex_module(module_of(node) if isinstance(node, cst.ImportFrom) else module_of(node, alias))
 
@@ -98,17 +110,21 @@ def rewrite_imports(text: str, plan) -> tuple[str, list[Change]]:
     imported."""
     found = read(text)
     edits, changes, gone = Edits(), [], set()
+    kept = _kept(found, plan)
     for line_node in _apex_lines(found):
         new_body = []
         for small in line_node.body:
-            new = _without_apex(small, plan) if isinstance(small, (cst.Import, cst.ImportFrom)) else small
-            if new is not None:
+            new = _without_apex(small, plan, kept) if isinstance(small, (cst.Import, cst.ImportFrom)) else small
+            if isinstance(new, list):  # (names the target's apex has kept, beside torchport.optim's twins)
+                new_body += new
+                new = new[-1]
+            elif new is not None:
                 new_body.append(new)
             if new is not small:
                 line = found.line(small)
                 module = module_of(small) if isinstance(small, cst.ImportFrom) else \
                     next(module_of(small, a) for a in small.names if is_apex_alias(small, a))
-                what = "-> its torchport.optim twin" if new is not None else "removed: nothing is left that reads it"
+                what = _what(new, plan)
                 changes.append(Change(line, line, code_for(module), Operation.MODIFY if new else Operation.DELETE,
                                       f"apex import {what}", module))
         if new_body:
@@ -122,6 +138,16 @@ def rewrite_imports(text: str, plan) -> tuple[str, list[Change]]:
     return edits.apply(found.module), changes
 
 
+def _what(new, plan) -> str:
+    if new is None:
+        return "removed: nothing is left that reads it"
+    if isinstance(new, cst.ImportFrom) and is_apex_module(module_of(new)):
+        return "cut to the names the target's own apex build has: the others are native now"
+    if isinstance(new, cst.Import):
+        return "cut to what the target's own apex build has: the rest is native now"
+    return "-> its torchport.optim twin"
+
+
 def _apex_lines(found: Read) -> list[cst.SimpleStatementLine]:
     lines = []
     for item in apex_imports(found):
@@ -130,20 +156,51 @@ def _apex_lines(found: Read) -> list[cst.SimpleStatementLine]:
     return lines
 
 
-def _without_apex(node: cst.Import | cst.ImportFrom, plan):
-    """The import with its apex names gone (None: nothing left), or a from-import of the
-    torchport.optim twins that replace the apex optimizers it named."""
+def _kept(found: Read, plan) -> set[str]:
+    """The names bound by apex imports that stay: those the target's own apex build has (the
+    plan's `keep`) and the file still reads."""
+    if not plan.keep:
+        return set()
+    read_names = {n.value for n in found.walk(found.module) if isinstance(n, cst.Name) and not _in_import(found, n)}
+    kept = set()
+    for item in apex_imports(found):
+        aliases = item.node.names if not isinstance(item.node.names, cst.ImportStar) else ()
+        for alias, name in zip(aliases, imported_names(item)) if isinstance(item.node, cst.ImportFrom) else \
+                ((a, module_of(item.node, a)) for a in aliases if is_apex_alias(item.node, a)):
+            if _bound(alias).split(".")[0] in read_names and apex.in_build(name, plan.keep):
+                kept.add(id(alias))
+    return kept
+
+
+def _in_import(found: Read, node: cst.CSTNode) -> bool:
+    parent = found.parent(node)
+    while parent is not None and not isinstance(parent, cst.BaseStatement):
+        if isinstance(parent, (cst.Import, cst.ImportFrom)):
+            return True
+        parent = found.parent(parent)
+    return False
+
+
+def _without_apex(node: cst.Import | cst.ImportFrom, plan, kept: set[int] = frozenset()):
+    """The import with its apex names gone (None: nothing left) but those `kept` (ids of aliases
+    the target's apex build has), or a from-import of the torchport.optim twins that replace the
+    apex optimizers it named (a list: the kept names' import, then the twins')."""
     if isinstance(node, cst.Import):
-        kept = [a for a in node.names if not is_apex_alias(node, a)]
-        if len(kept) == len(node.names):
+        left = [a for a in node.names if not is_apex_alias(node, a) or id(a) in kept]
+        if len(left) == len(node.names):
             return node
-        return node.with_changes(names=_last_without_comma(kept)) if kept else None
+        return node.with_changes(names=_last_without_comma(left)) if left else None
     if not is_apex_alias(node, node.names[0]):
         return node
+    left = [a for a in node.names if id(a) in kept]
     twins = sorted({n for a in node.names for n in plan.imports.get(_bound(a), ())})
+    own = node.with_changes(names=_last_without_comma(left)) if left else None
+    if len(left) == len(node.names):
+        return node
     if not twins:
-        return None
-    return cst.ImportFrom(module=cst.parse_expression("torchport.optim"), names=[cst.ImportAlias(cst.Name(n)) for n in twins])
+        return own
+    twin = cst.ImportFrom(module=cst.parse_expression("torchport.optim"), names=[cst.ImportAlias(cst.Name(n)) for n in twins])
+    return [own, twin] if own is not None else twin
 
 
 def _bound(alias: cst.ImportAlias) -> str:

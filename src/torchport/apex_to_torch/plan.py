@@ -28,6 +28,11 @@ class Plan:
     models: tuple[str, ...] = ()  # the names initialize binds the models to
     imports: dict[str, set[str]] = field(default_factory=dict)  # apex alias -> the native names that replace it
     needs: set[str] = field(default_factory=set)  # modules the written code reads ("torch", "torchport.optim")
+    keep: tuple[str, ...] = ()  # the apex names left as written (the target's own apex build has them)
+
+    def converts(self, api: str) -> bool:
+        """Whether the apex name `api` is rewritten (not one the target's apex build keeps)."""
+        return not apex.in_build(api, self.keep)
 
 
 def make(found: Read, used: list[Use]) -> Plan:

@@ -29,14 +29,32 @@ def why_dropped(parameter: str) -> str:
 
 
 def rewrite_replacements(text: str, plan) -> tuple[str, list[Change]]:
-    found = read(text)
-    edits, changes = Edits(), []
-    for use in uses(found):
-        if use.api in REPLACEMENTS:
-            new, rows = replaced(found, use, plan)
-            edits.replace(use.call, new)
-            changes += rows
-    return edits.apply(found.module), changes
+    """Each call of a replaced apex name rewritten, the innermost first (`DDP(..., FusedRMSNorm(8))`:
+    a call replaced whole would write its arguments as read), a pass a level."""
+    changes = []
+    depth = max(_depths(read(text), plan).values(), default=-1)
+    while depth >= 0:  # (a call of the same name, NpuFusedSGD, still reads as apex's: one pass a depth)
+        found = read(text)
+        edits = Edits()
+        for use, level in _depths(found, plan).items():
+            if level == depth:
+                new, rows = replaced(found, use, plan)
+                edits.replace(use.call, new)
+                changes += rows
+        text = edits.apply(found.module)
+        depth -= 1
+    return text, sorted(changes, key=lambda change: change.start_line)
+
+
+def _depths(found: Read, plan) -> dict[Use, int]:
+    """Each call to replace, with how many of the others hold it in their arguments."""
+    wanted = [use for use in uses(found) if use.api in REPLACEMENTS and plan.converts(use.api)]
+    inside: dict[int, int] = {}
+    for use in wanted:
+        for node in found.walk(use.call):
+            if node is not use.call:
+                inside[id(node)] = inside.get(id(node), 0) + 1
+    return {use: inside.get(id(use.call), 0) for use in wanted}
 
 
 def replaced(found: Read, use: Use, plan) -> tuple[cst.Call, list[Change]]:

@@ -131,6 +131,24 @@ OPTIMIZERS = {
 NPU_FUSED = ("NpuFusedSGD", "NpuFusedAdam", "NpuFusedAdamW", "NpuFusedAdadelta", "NpuFusedLamb", "NpuFusedAdamP",
              "NpuFusedBertAdam", "NpuFusedRMSprop", "NpuFusedRMSpropTF")
 OPTIMIZERS.update({f"apex.optimizers.{name}": Replacement(f"torchport.optim.{name}", ()) for name in NPU_FUSED})
+# What Ascend's apex build (gitee.com/ascend/apex) has, and nothing more: amp (with combine_grad),
+# combine tensors/grad (apex.contrib.combine_tensors) and the NpuFused optimizers. It has none of
+# NVIDIA apex's CUDA modules (normalization, parallel, the rest of contrib, the Fused* optimizers,
+# multi_tensor_apply, fp16_utils): reference/torch_npu.md, modern.md. A target whose `apex_build`
+# is this keeps these names as written; the rest of a file's apex takes the native rewrite.
+ASCEND_APEX = (AMP, "apex.contrib.combine_tensors", *(f"apex.optimizers.{name}" for name in NPU_FUSED))
+
+
+def in_build(api: str, build: tuple[str, ...]) -> bool:
+    """Whether the apex name `api` (a module, class or function) exists in an apex build that has
+    `build`: a name of it, beneath one (`apex.amp.scale_loss`), a package above one (`apex`,
+    `apex.optimizers`), or an optimizer of it by its module's path
+    (`apex.optimizers.npu_fused_sgd.NpuFusedSGD`)."""
+    if api.startswith("apex.optimizers.") and api.count(".") > 2:
+        api = "apex.optimizers." + api.rsplit(".", 1)[-1]
+    return any(api == name or api.startswith(f"{name}.") or name.startswith(f"{api}.") for name in build)
+
+
 # Parameters every apex optimizer takes that change nothing in native torch (gradients set to
 # None, float32 master copies: torch.amp keeps the model's weights in float32 already).
 HARMLESS_OPTIMIZER_PARAMETERS = ("set_grad_none", "materialize_master_grads", "capturable", "master_weights")
@@ -176,3 +194,9 @@ FP16_UTILS_RECIPE = ("apex.fp16_utils (FP16_Optimizer, network_to_half, master/m
 # The stand-in package, and the import that replaces `import apex` where the conversion cannot
 # rewrite a file with confidence.
 COMPAT = "torchport.compat.apex"
+# apex's CUDA extension of multi-tensor kernels, which `apex.multi_tensor_apply.multi_tensor_applier`
+# is called with (`multi_tensor_applier(amp_C.multi_tensor_l2norm, overflow_buf, [grads], False)`):
+# its stand-in is torch's foreach ops, served as `amp_C` by `torchport run`.
+AMP_C = "amp_C"
+COMPAT_AMP_C = "torchport.compat.amp_C"
+MULTI_TENSOR_APPLIER = "apex.multi_tensor_apply.multi_tensor_applier"

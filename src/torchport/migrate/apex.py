@@ -13,7 +13,8 @@ from typing import Callable
 
 from torchport.apex_to_torch import driver
 from torchport.apex_to_torch.driver import MENTIONS_APEX
-from torchport.apis.apex import APEX
+from torchport.apis.apex import APEX, in_build
+from torchport.migrate.rules.apex_advice import ApexAdvice, ascend_optimizer
 from torchport.findings import Finding, Operation
 from torchport.errors import internal_error
 from torchport.migrate.distributed import decoded, mapped_back
@@ -23,6 +24,8 @@ from torchport.pyast import parse_quietly
 from torchport.targets import Target
 
 NOTE_CODE = "TP300"
+OPTIMIZER_CODE = "TP304"  # the conversion's row for an apex optimizer rewritten
+ADVICE_CODE = ApexAdvice.code
 NATIVE, KEEP = "native", "keep"
 MODES = (NATIVE, KEEP)
 KEPT = "kept"  # FileResult.apex of a file whose apex stays (beside the conversion's "native" and "compat")
@@ -39,22 +42,25 @@ def convert_then_migrate(data: bytes, path: str, mode: str, target: Target, migr
     `migrate`d (as a file is without apex: --distributed, then the rules)."""
     if not MENTIONS_APEX.search(data):
         return migrate(data)
-    if mode == KEEP:
+    if mode == KEEP and not target.keeps_apex:
         rows = _kept_rows(data, path, target)
         return _noted(migrate(data), rows, KEPT if rows else "")
     read = decoded(data)
     if read is None:
         return migrate(data)
     text, encoding = read
+    keep = target.apex_build if mode == KEEP else ()  # (what the target's own apex has stays; the rest is native)
     try:
-        converted = driver.convert_source(text, path)
+        converted = driver.convert_source(text, path, keep)
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a bug in the conversion costs the file its conversion only)
         why = f"apex not converted: {internal_error(error)}"
         return _unconverted(data, path, target, why, migrate)
     if not converted.changed:
         rows = list(converted.findings)
         line = apex_import_line(data)
-        if line is not None and not any(f.code == NOTE_CODE for f in rows):  # (never silently left importing apex)
+        if keep:
+            rows += _kept_rows(data, path, target)
+        elif line is not None and not any(f.code == NOTE_CODE for f in rows):  # (never silently left importing apex)
             rows.append(_note(path, line, "apex left as it was: the conversion had nothing to rewrite" + _still_imports(target)))
         return _noted(migrate(data), rows, KEPT if line is not None else "")
     try:
@@ -68,7 +74,13 @@ def convert_then_migrate(data: bytes, path: str, mode: str, target: Target, migr
         return _unconverted(data, path, target, why, migrate)
     lines = line_map(text, converted.source)
     findings = converted.findings + [mapped_back(finding, lines) for finding in result.findings]
-    return replace(result, findings=sorted(findings, key=lambda f: (f.start_line, f.code)), apex=converted.way)
+    way = converted.way
+    if keep:
+        findings += _twin_advice(converted.findings, target)
+    if keep and apex_import_line(rewritten) is not None:  # (the names the target's own apex has are left)
+        findings += _kept_rows(data, path, target)
+        way = way if way == driver.COMPAT_WAY else KEPT
+    return replace(result, findings=sorted(findings, key=lambda f: (f.start_line, f.code)), apex=way)
 
 
 def _unconverted(data: bytes, path: str, target: Target, why: str, migrate: Callable[[bytes], FileResult]) -> FileResult:
@@ -83,13 +95,35 @@ def _kept_rows(data: bytes, path: str, target: Target) -> list[Finding]:
     if line is None:
         return []
     if target.keeps_apex:
-        why = f"apex kept (--apex keep): {target.name} has an apex build of its own (Ascend's), install that one"
+        why = (f"apex kept (--apex keep) where {target.name}'s own apex build (Ascend's) has it: "
+               f"{_build_names(target)}; install that apex; the rest is rewritten to native torch")
     elif target.runs_cuda_code:  # (keep is the default there: apex builds for CUDA)
         why = "apex kept: NVIDIA's apex builds for CUDA; --apex native rewrites it to torch.amp instead"
     else:
         why = (f"apex kept (--apex keep): apex must be installed for {target.name} (it builds only for CUDA); "
                "--apex native rewrites it to torch.amp instead")
     return [_note(path, line, why)]
+
+
+def _twin_advice(rows: list[Finding], target: Target) -> list[Finding]:
+    """TP117 where an apex CUDA optimizer the target's own apex lacks was rewritten to torchport.optim's
+    and that apex has an NpuFused twin of it (FusedAdam -> apex.optimizers.NpuFusedAdamW)."""
+    advice = []
+    for row in rows:
+        native = row.message.split(" -> ", 1)[1] if row.code == OPTIMIZER_CODE and " -> " in row.message else ""
+        twin = ascend_optimizer(native) if native.startswith("torchport.optim.") else None
+        if twin is not None and in_build(twin, target.apex_build):
+            advice.append(Finding(row.file, row.start_line, row.end_line, ADVICE_CODE, Operation.PERFORMANCE,
+                                  f"use {twin}: {target.name}'s own apex (Ascend's) fuses the same update, with "
+                                  "combine_grad=True in amp.initialize", api=row.api))
+    return advice
+
+
+def _build_names(target: Target) -> str:
+    """`apex.amp, apex.contrib.combine_tensors, apex.optimizers.NpuFused*`."""
+    names = [name for name in target.apex_build if not name.startswith(f"{APEX}.optimizers.NpuFused")]
+    fused = len(names) < len(target.apex_build)
+    return ", ".join(names + ([f"{APEX}.optimizers.NpuFused*"] if fused else []))
 
 
 def _still_imports(target: Target) -> str:

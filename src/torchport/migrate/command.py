@@ -26,8 +26,9 @@ migrated and every other file copied, plus reports in OUT/torchport_report/:
 the fused optimizers, apex DDP, fused norms) to torch.amp, torchport.optim and torch's, before
 --distributed and the migration see the file (rows TP301-TP307, at the lines of the file as read);
 a form with no confident rewrite imports the stand-in torchport.compat.apex instead (TP307).
---apex keep (npu's default: Ascend ships an apex of its own) leaves it, with a TP300 row per file
-(and on npu, TP117 advice for Ascend's apex: combine_grad=True, the NpuFused optimizers).
+--apex keep (npu's default: Ascend ships an apex of its own) leaves it, with a TP300 row per file;
+on npu only what Ascend's apex has (amp, combine tensors, the NpuFused optimizers) is left, the rest
+is rewritten as with native, and TP117 advises for Ascend's apex (combine_grad=True, NpuFused*).
 
 --from npu reads SRC as code written for the Ascend NPU (import torch_npu, .npu(), torch.npu.*,
 "npu:0", hccl, the NpuFused optimizers, torch_npu.npu_* fused kernels, ASCEND_RT_VISIBLE_DEVICES)

@@ -143,15 +143,21 @@ class Target:
     unguarded: frozenset[str] = frozenset()  # device-module names that are safe without the guard
     surface_version: str = ""
     amp_surface: frozenset[str] = frozenset()  # names of the target's own `<device_module>.amp`, if any
-    # Whether apex code is kept as written (the target has an apex build of its own: Ascend's);
-    # else it is converted to native torch (`migrate --apex native` converts it anywhere).
-    keeps_apex: bool = False
+    # The apex names of the target's own apex build (Ascend's: apis/apex.py ASCEND_APEX), kept as
+    # written; the rest of a file's apex, and all of it on a target with none, is converted to
+    # native torch (`migrate --apex native` converts it all anywhere).
+    apex_build: tuple[str, ...] = ()
     rank: int = 99  # where the target is listed; `auto` tries device targets in this order
     auto: bool = False  # whether `--target auto` may pick it (the CPU is auto's last resort)
     overrides: dict[str, Verdict] = field(default_factory=dict)
     advice: Advice = field(default_factory=common)  # speed and precision facts (advice.py)
     # -- what `ops check` reads (kernels.py) --
     kernels: Kernels | None = None  # where its kernels are listed; None: in no data torchport holds
+
+    @property
+    def keeps_apex(self) -> bool:
+        """Whether the target has an apex build of its own (what of apex it keeps: apex_build)."""
+        return bool(self.apex_build)
 
     def __post_init__(self) -> None:
         """A target without surface data would make every API a no-op or unsupported, silently;

@@ -1,5 +1,6 @@
 """Huawei Ascend NPU through torch_npu (surface read from the torch-npu 2.14.0 wheel)."""
 
+from torchport.apis.apex import ASCEND_APEX
 from torchport.targets import advice
 from torchport.targets.base import Target
 from torchport.targets.launch import Launch, Setting
@@ -19,7 +20,7 @@ TARGET = Target(
     surface=names(NPU_SURFACE, "torch.npu"),
     # torch_npu's GradScaler also reads the overflow flag of chips that compute no inf/nan.
     amp_surface=names(NPU_SURFACE, "torch.npu.amp"),
-    keeps_apex=True,  # Ascend ships its own apex build (amp with combine_grad, the NpuFused optimizers)
+    apex_build=ASCEND_APEX,  # Ascend ships its own apex build: amp, combine tensors, the NpuFused optimizers
     surface_version=f"torch-npu {version(NPU_SURFACE)}",
     device_type="npu",
     tensor_method="npu",
