@@ -26,6 +26,7 @@ import types
 from functools import lru_cache
 
 from torchport.apis.amp import STATE_QUERIES
+from torchport.runtime import npu_labels
 from torchport.runtime.devices import dialect_of
 from torchport.runtime.patch_cuda_module import redirection
 from torchport.runtime.patchbook import ABSENT
@@ -57,6 +58,7 @@ def install(session) -> None:
     import torchport.compat.torch_npu as stand_in
 
     session.mapper.add_dialect(dialect_of(NPU))
+    npu_labels.install(session)
     for module in (stand_in.npu, stand_in.npu.amp, stand_in.npu.utils):
         qualified = DEVICE_MODULE + module.__name__[len(stand_in.npu.__name__):]
         session.book.replace(module, "__getattr__", _resolver(session, module, qualified))
