@@ -130,3 +130,36 @@ def test_the_cpu_migration_of_a_stream_synchronize_is_a_stream_that_has_it():
     migrated = _to_cpu(TRAINER)
     assert "stream = HostStream()" in migrated and "HostStream().synchronize()" in migrated
     assert "class HostStream(torch.cpu.Stream):" in migrated
+
+
+def test_a_loss_passed_to_a_function_of_the_file_is_followed_to_its_parameter():
+    """(timm-style trainers: validate(model, loader, validate_loss_fn) calls it loss_fn; a class named
+    as torch names its class-index losses, LabelSmoothingCrossEntropy, counts as one)"""
+    source = dedent('''
+        import torch
+        import torch.nn as nn
+        import torch_npu
+        from timm.loss import LabelSmoothingCrossEntropy
+
+
+        def validate(model, loader, loss_fn):
+            for input, target in loader:
+                target = target.to(torch.int32)
+                loss = loss_fn(model(input), target)
+
+
+        def other(model, loader, loss_fn):
+            for input, target in loader:
+                target = target.to(torch.int32)
+                loss = loss_fn(model(input), target)
+
+
+        train_loss_fn = LabelSmoothingCrossEntropy(smoothing=0.1).npu()
+        validate_loss_fn = nn.CrossEntropyLoss().npu()
+        validate(None, [], validate_loss_fn)
+        validate(None, [], loss_fn=train_loss_fn)
+        other(None, [], lambda a, b: a)
+    ''')
+    after = convert_source(source, "train.py", CPU).source
+    assert after.count("target = target.to(torch.int64)") == 1  # validate's; other() gets no loss
+    assert after.count("target = target.to(torch.int32)") == 1

@@ -65,3 +65,12 @@ def test_the_current_stream_can_be_synchronized(runtime_on):
         pass
     npu.current_stream().wait_stream(side)
     assert side.query() is True and type(stream) is type(side)  # (one class for every API standing for it)
+
+
+def test_the_autograd_profilers_use_npu_keyword_is_taken(runtime_on):
+    session = runtime_on("cpu")
+    with torch.autograd.profiler.profile(**{f"use_{NPU.device_type}": True}) as prof:
+        torch.ones(2).sum()
+    assert prof.function_events is not None
+    assert logged(session) == [f"torch.autograd.profiler.profile(use_{NPU.device_type}=) -> (removed) [no-op] "
+                               "torch_npu's keyword; the CPU is profiled anyway"]

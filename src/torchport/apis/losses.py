@@ -12,6 +12,9 @@ LONG_TARGET_CLASSES = ("torch.nn.CrossEntropyLoss", "torch.nn.NLLLoss", "torch.n
                        "torch.nn.modules.loss.CrossEntropyLoss", "torch.nn.modules.loss.NLLLoss")
 LONG_TARGET_FUNCTIONS = ("torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss",
                          "torch.nn.functional.multi_margin_loss")
+# Losses of other libraries named as torch names its class-index losses (timm's LabelSmoothingCrossEntropy,
+# which gathers with the target: int64 too off the NPU).
+LONG_TARGET_SUFFIXES = ("CrossEntropyLoss", "CrossEntropy", "NLLLoss")
 TARGET_ARGUMENT = "target"
 TARGET_POSITION = 1  # loss(input, target)
 # The int32 dtype as code spells it, and the int64 one each becomes.

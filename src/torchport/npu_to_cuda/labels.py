@@ -28,21 +28,74 @@ def loss_binding(walk, node: cst.Assign) -> list[str]:
     while (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
            and value.func.attr.value in MOVES):
         value = value.func.value
-    if not (isinstance(value, cst.Call) and walk.imported(value.func) in losses.LONG_TARGET_CLASSES):
+    if not (isinstance(value, cst.Call) and _is_loss_class(walk, value.func)):
         return []
     return [code(target.target) for target in node.targets if isinstance(target.target, (cst.Name, cst.Attribute))]
 
 
+def _is_loss_class(walk, func: cst.BaseExpression) -> bool:
+    qualified = walk.imported(func)
+    if qualified in losses.LONG_TARGET_CLASSES:
+        return True
+    name = (qualified or code(func)).rpartition(".")[2]
+    return name.endswith(losses.LONG_TARGET_SUFFIXES)
+
+
 def convert(walk, calls: list[cst.Call], loss_names: set[str]) -> None:
     """Turn the int32 casts that reach the losses among `calls` into int64 ones."""
+    parameters = _loss_parameters(walk, calls, loss_names)
     for call in calls:
-        if not _is_loss(walk, call, loss_names):
+        if not (_is_loss(walk, call, loss_names) or _is_loss_parameter(walk, call, parameters)):
             continue
         target = _target(call)
         if target is None:
             continue
         for cast in _casts_reaching(walk, target):
             _to_int64(walk, cast, call)
+
+
+def _loss_parameters(walk, calls: list[cst.Call], loss_names: set[str]) -> set[tuple[cst.FunctionDef, str]]:
+    """(function, parameter) where a call of the file's own function passes it a loss:
+    `validate(model, loader, validate_loss_fn, args)` makes `loss_fn` of `def validate(model, loader, loss_fn, ...)` one."""
+    found = set()
+    for call in calls:
+        if not isinstance(call.func, cst.Name):
+            continue
+        definition = _defined_function(walk, call.func)
+        if definition is None:
+            continue
+        names = [param.name.value for param in definition.params.params]
+        for index, arg in enumerate(call.args):
+            if arg.star or code(arg.value) not in loss_names:
+                continue
+            name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
+            if name is not None:
+                found.add((definition, name))
+    return found
+
+
+def _defined_function(walk, name: cst.Name) -> cst.FunctionDef | None:
+    """The `def` in this file that `name` refers to."""
+    scope = walk.get_metadata(ScopeProvider, name, None)
+    if scope is None:
+        return None
+    for access in scope.accesses[name.value]:
+        if access.node is not name:
+            continue
+        for assignment in access.referents:
+            node = getattr(assignment, "node", None)
+            if isinstance(node, cst.FunctionDef):
+                return node
+    return None
+
+
+def _is_loss_parameter(walk, call: cst.Call, parameters) -> bool:
+    if not isinstance(call.func, cst.Name) or not parameters:
+        return False
+    node = walk.parent(call)
+    while node is not None and not isinstance(node, cst.FunctionDef):
+        node = walk.parent(node)
+    return node is not None and (node, call.func.value) in parameters
 
 
 def _is_loss(walk, call: cst.Call, loss_names: set[str]) -> bool:

@@ -26,7 +26,7 @@ import types
 from functools import lru_cache
 
 from torchport.apis.amp import STATE_QUERIES
-from torchport.runtime import npu_labels
+from torchport.runtime import npu_labels, npu_profiler_keyword
 from torchport.runtime.callers import top_package
 from torchport.runtime.devices import dialect_of
 from torchport.runtime.patch_cuda_module import redirection
@@ -60,6 +60,7 @@ def install(session) -> None:
 
     session.mapper.add_dialect(dialect_of(NPU))
     npu_labels.install(session)
+    npu_profiler_keyword.install(session)
     for module in (stand_in.npu, stand_in.npu.amp, stand_in.npu.utils):
         qualified = DEVICE_MODULE + module.__name__[len(stand_in.npu.__name__):]
         session.book.replace(module, "__getattr__", _resolver(session, module, qualified))
