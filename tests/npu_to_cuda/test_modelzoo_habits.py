@@ -163,3 +163,11 @@ def test_a_loss_passed_to_a_function_of_the_file_is_followed_to_its_parameter():
     after = convert_source(source, "train.py", CPU).source
     assert after.count("target = target.to(torch.int64)") == 1  # validate's; other() gets no loss
     assert after.count("target = target.to(torch.int32)") == 1
+
+
+def test_torch_npu_1x_profile_context_becomes_cudas_device_profiler_and_the_import_goes():
+    source = ("import torch\nimport torch.npu\n\n\ndef prof(path, run):\n"
+              "    with torch.npu.profile(path):\n        run()\n")
+    after = convert_source(source, "train.py", CPU)
+    assert after.source == "import torch\n\n\ndef prof(path, run):\n    with torch.cuda.profiler.profile():\n        run()\n"
+    assert not [f for f in after.findings if f.operation is Operation.UNSUPPORTED]

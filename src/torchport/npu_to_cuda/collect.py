@@ -120,7 +120,7 @@ class Collector(Reader):
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         self.calls.append(node)
         func = self.imported(node.func)
-        if func is not None and (self._kernel(node, func) or self._optimizer(node, func)):
+        if func is not None and (self._kernel(node, func) or self._optimizer(node, func) or self._legacy_profiler(node, func)):
             return
         if isinstance(node.func, cst.Attribute) and not names.is_npu_name(func or ""):  # (`net.npu()`, net imported too)
             self._method(node, node.func)
@@ -182,6 +182,18 @@ class Collector(Reader):
 
         self.change(node, point, node, changes.KERNELS, f"{api} -> {op.name}, its torch computation written into "
                     f"the file{note}", api)
+
+    def _legacy_profiler(self, node: cst.Call, func: str) -> bool:
+        """torch.npu.profile(path), torch_npu 1.x's: CUDA's device-profiler context, which takes no arguments."""
+        new = npu_facts.LEGACY_PROFILER_CALLS.get(names.canonical(func))
+        if new is None:
+            return False
+        self.skipped.update([node.func, *node.args])  # (the call goes whole, its arguments with it)
+        self.edits.modules.add("torch")
+        self.change(node, lambda _: cst.parse_expression(f"{new}()"), node, changes.PROFILER,
+                    f"{func}(...) -> {new}(): torch_npu 1.x's device-profiler context; CUDA's records for its own "
+                    "tools and takes no path", func)
+        return True
 
     def _optimizer(self, node: cst.Call, func: str) -> bool:
         found = optimizers.constructor(func)
