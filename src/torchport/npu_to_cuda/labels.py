@@ -16,10 +16,12 @@ from libcst.metadata import ScopeProvider
 
 from torchport.apis import losses
 from torchport.findings import Operation
-from torchport.npu_to_cuda import changes
+from torchport.npu_to_cuda import changes, names
 from torchport.npu_to_cuda.edits import code
+from torchport.targets.devices import HOST_DEVICE_TYPE
 
-MOVES = ("to", "cuda", "npu", "cpu")  # criterion = nn.CrossEntropyLoss().to(loc)
+# criterion = nn.CrossEntropyLoss().to(loc), .npu(), .cuda(), .cpu()
+MOVES = ("to", names.METHOD, names.CUDA_METHOD, HOST_DEVICE_TYPE)
 
 
 def loss_binding(walk, node: cst.Assign) -> list[str]:
