@@ -176,3 +176,19 @@ def test_dynamic_shape_mode_writes_a_copy_that_reports_when_run(cli, tmp_path: P
     assert done.returncode == 0, done.stderr
     report = rows(out / "dynamic_shape_report.csv")
     assert any("linear" in row[0].lower() for row in report[1:]), report
+
+
+def test_dynamic_shape_mode_says_why_a_file_that_trains_was_copied_as_it_is(cli, tmp_path: Path) -> None:
+    """A file that trains with no loop to wrap (a while loop), and one that does not parse, are
+    named with the reason; a file that trains nothing is copied without a word."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "steps.py").write_text("import torch\nwhile True:\n    loss.backward()\n    optimizer.step()\n")
+    (src / "broken.py").write_text("def f(:\n")
+    (src / "model.py").write_text("import torch\nnet = torch.nn.Linear(2, 2)\n")
+    code, stdout, err = cli("analyze", src, "-o", tmp_path / "out", "-m", "dynamic-shape")
+    assert code == 0, err
+    assert "0 files with a training loop instrumented" in stdout
+    assert "steps.py: copied as it is, it calls .backward() and an optimizer's .step(), but in no for loop" in stdout
+    assert "broken.py: copied as it is, it does not parse (line 1" in stdout
+    assert "model.py" not in stdout

@@ -96,3 +96,30 @@ def test_names_no_rule_acts_on_never_start_a_scope_analysis():
     module.visit(RulesPass([rule(context) for rule in RULES]))
     assert context.wrapper is None
     assert [f.api for f in context.findings()] == ["torch.cuda.synchronize"]
+
+
+# (a module whose torch import comes late, a statement that uses torch, the module with it in place)
+LATE_TORCH = [
+    pytest.param(
+        "import os\n\ntry:\n    import comet_ml  # before torch\nexcept ImportError:\n    comet_ml = None\n\n"
+        "import numpy as np\nimport torch\nfrom torch import nn\n\nFILE = 1\n",
+        "import os\n\ntry:\n    import comet_ml  # before torch\nexcept ImportError:\n    comet_ml = None\n\n"
+        "import numpy as np\nimport torch\nfrom torch import nn\nT = torch.float32\n\nFILE = 1\n",
+        id="after the import lines that hold torch's, past a try block that comes before them",
+    ),
+    pytest.param(
+        "import os\ntry:\n    import torch\nexcept ImportError:\n    torch = None\nX = 1\n",
+        "import os\ntry:\n    import torch\nexcept ImportError:\n    torch = None\nT = torch.float32\nX = 1\n",
+        id="after the try block that imports torch",
+    ),
+    pytest.param(
+        "import torch\nimport os\nX = 1\nimport late\n",
+        "import torch\nimport os\nX = 1\nimport late\nT = torch.float32\n",
+        id="torch imported first: after the last import before any block, as before",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), LATE_TORCH)
+def test_a_definition_goes_below_the_modules_first_torch_import(source, expected):
+    assert imports.insert_after_imports(cst.parse_module(source), "T = torch.float32").code == expected

@@ -62,7 +62,7 @@ def test_a_stale_row_is_written_anew_and_the_check_fails_on_it(monkeypatch, tmp_
 
 
 def test_the_registry_keeps_the_order_the_rules_always_ran_in():
-    assert [rule.__name__ for rule in RULES] == ORDER_BEFORE_THE_REGISTRY
+    assert [rule.__name__ for rule in RULES if rule.__name__ in ORDER_BEFORE_THE_REGISTRY] == ORDER_BEFORE_THE_REGISTRY
 
 
 def test_every_rule_has_its_own_code_a_title_a_docstring_a_row_and_a_sample():

@@ -67,3 +67,23 @@ def test_one_answer_decides_whether_a_file_gets_the_setup_import_whichever_step_
     assert setup_lines(migrated) == setup_lines(imported) + (not imported)
     rows = [f.code for f in findings if f.message.startswith(("insert import torch_npu", "import torch_npu"))]
     assert rows == ([] if imported else ["TP022" if "npu" in use else "TP000"])
+
+
+LATE_TORCH_SCRIPT = (
+    "import os\n\ntry:\n    import comet_ml  # must be imported before torch\nexcept ImportError:\n    comet_ml = None\n\n"
+    "import torch\n\n"
+    "def train(model):\n"
+    "    if torch.cuda.device_count() > 1:\n"
+    "        model = torch.nn.DataParallel(model)\n"
+    "    return model.cuda()\n"
+)
+
+
+@pytest.mark.parametrize("target", ["npu", "xpu", "accelerator"])
+def test_helpers_of_a_script_that_imports_torch_after_a_try_block_come_after_torch(target):
+    """YOLOv5's train.py: its helpers landed above `import torch` and the output failed with NameError."""
+    source = migrate_source(LATE_TORCH_SCRIPT.encode(), targets.get(target), "train.py").source.decode()
+    assert source.index("import torch\n") < source.index("class OneDeviceDataParallel")
+    namespace = {}
+    exec(compile(source.replace("import torch_npu\n", ""), "train.py", "exec"), namespace)  # (no NameError at import)
+    assert "OneDeviceDataParallel" in namespace

@@ -41,6 +41,21 @@ def test_nccl_process_group_and_ddp_with_device_ids_run_on_gloo(runtime_on, tmp_
         dist.destroy_process_group()
 
 
+@pytest.mark.parametrize("device_id", [0, "cuda:0", "device"], ids=["an index", "a name", "torch.device"])
+def test_a_process_group_bound_to_a_cuda_device_runs_unbound_on_the_cpu(runtime_on, tmp_path, device_id):
+    """`init_process_group(..., device_id=...)` (torchtitan, recent DDP scripts): torch refuses a
+    device id without an accelerator, an int as much as torch.device("cpu")."""
+    runtime_on("cpu")
+    device = torch.device("cuda", 0) if device_id == "device" else device_id
+    dist.init_process_group("nccl", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1, device_id=device)
+    try:
+        total = torch.ones(2, device="cuda")
+        dist.all_reduce(total)
+        assert total.tolist() == [1.0, 1.0]
+    finally:
+        dist.destroy_process_group()
+
+
 def test_data_parallel_on_one_device_is_a_pass_through(runtime_on):
     runtime_on("cpu")
     model = torch.nn.Linear(3, 2)

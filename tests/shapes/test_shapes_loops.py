@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from torchport.shapes import find_training_loops, instrument_source
+from torchport.shapes.loops import why_no_training_loop
 
 
 def _wrap(source: str) -> str | None:
@@ -87,6 +88,42 @@ def test_the_loop_of_train_one_epoch_is_found_from_the_epoch_loop_that_calls_it(
     assert loops[0].reaches == {"backward", "optimizer step"}
 
 
+def test_a_method_call_is_not_the_files_function_of_that_name():
+    """YOLOv5's train.py: its batch loop calls `callbacks.run(...)`, and the file defines its own
+    `def run()`, which leads back to `train()`: read as a call of it, the batch loop seemed to
+    repeat itself, and no loop was found."""
+    source = """\
+        import torch
+        def train(model, loader, callbacks, optimizer):
+            for epoch in range(3):
+                for i, (x, y) in enumerate(loader):
+                    callbacks.run("on_train_batch_start")
+                    model(x).sum().backward()
+                    optimizer.step()
+                callbacks.run("on_train_epoch_end")
+        def main(opt):
+            train(opt.model, opt.loader, opt.callbacks, opt.optimizer)
+        def run(**kwargs):
+            main(kwargs)
+        """
+    loops = find_training_loops(textwrap.dedent(source).encode(), "train.py")
+    assert [loop.line for loop in loops] == [4]
+
+
+def test_a_loop_that_leads_back_to_itself_through_a_call_is_still_found():
+    source = """\
+        import torch
+        def train(loader, optimizer):
+            for x in loader:
+                loss(x).backward()
+                optimizer.step()
+                maybe_restart(loader, optimizer)
+        def maybe_restart(loader, optimizer):
+            train(loader, optimizer)
+        """
+    assert _wrapped_lines(source) == [3]
+
+
 def test_a_gradient_accumulation_loop_stays_inside_the_batch_loop():
     source = """\
         import torch
@@ -152,3 +189,12 @@ def test_instrumenting_imports_no_torch():
             "assert 'torch' not in sys.modules, 'torch imported'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_why_no_loop_names_the_training_calls_outside_any_for_loop():
+    source = "import torch\nwhile True:\n    loss.backward()\n    optimizer.step()\n"
+    assert why_no_training_loop(source, "train.py") == (
+        "it calls .backward() and an optimizer's .step(), but in no for loop: in a while loop, or in a "
+        "function no for loop of the file calls")
+    assert why_no_training_loop("import torch\nnet = torch.nn.Linear(2, 2)\n", "model.py") is None
+    assert why_no_training_loop("for x in xs:\n    loss(x).backward()\n", "train.py") is None

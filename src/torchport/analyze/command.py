@@ -220,11 +220,13 @@ def _dynamic_shape(args: argparse.Namespace) -> int:
     try:
         sources, out = engine.check_paths(options)
         with engine.claimed(out, options):
-            instrumented = _copy_instrumented(sources, out, options, instrument_source)
+            instrumented, skipped = _copy_instrumented(sources, out, options, instrument_source)
     except engine.MigrationError as error:
         raise UsageError(str(error)) from None
     if not args.quiet:
         print(f"torchport analyze [dynamic-shape]: {len(instrumented)} files with a training loop instrumented -> {args.out}")
+        for name, reason in skipped:
+            print(f"  {name}: copied as it is, {reason}")
         print("  run the copy as you run the original; it writes dynamic_shape_report.csv")
         if not instrumented:
             print("  no training loop found: wrap yours by hand as `for batch in DETECTOR.start(loader):`"
@@ -232,11 +234,12 @@ def _dynamic_shape(args: argparse.Namespace) -> int:
     return 0
 
 
-def _copy_instrumented(sources, out: Path, options: engine.Options, instrument) -> list[str]:
+def _copy_instrumented(sources, out: Path, options: engine.Options, instrument) -> tuple[list[str], list[tuple[str, str]]]:
     """Copy every file taken from the sources into OUT, with training loops instrumented; the
-    names of the files that were."""
+    names of the files that were, and (name, why) for each Python file copied as it is though it
+    may train: it does not parse, or it trains in no loop that could be wrapped."""
     writer = engine.Writer([s.path for s in sources], out, engine.Outcome())
-    instrumented = []
+    instrumented, skipped = [], []
     for source in sources:
         tree = scan(source.path, options.selection)
         for relative in tree.files:
@@ -244,17 +247,32 @@ def _copy_instrumented(sources, out: Path, options: engine.Options, instrument) 
             origin = source.base / relative
             new = None
             if relative.suffix == ".py":
-                try:
-                    new = instrument(origin.read_bytes(), name)
-                except (OSError, SyntaxError, ValueError):  # (unreadable, or not Python: copied as it is)
-                    new = None
+                new, why = _instrumented(origin, name, instrument)
+                if why:
+                    skipped.append((name, why))
             if new is None:
                 writer.copy(origin, name)
             else:
                 wrapped = Finding(name, 0, 0, "TS001", Operation.MODIFY, "training loop wrapped in DETECTOR.start()")
                 writer.write(origin, name, FileResult(new, findings=[wrapped]))
                 instrumented.append(name)
-    return instrumented
+    return instrumented, skipped
+
+
+def _instrumented(origin: Path, name: str, instrument) -> tuple[bytes | None, str | None]:
+    """(the file with its training loops wrapped, else None; why none was, where it may train)."""
+    from torchport.shapes.loops import why_no_training_loop
+
+    try:
+        source = origin.read_bytes()
+        new = instrument(source, name)
+        return new, None if new is not None else why_no_training_loop(source, name)
+    except OSError as error:
+        return None, f"unreadable ({error.strerror or error})"
+    except SyntaxError as error:
+        return None, f"it does not parse (line {error.lineno}: {error.msg})"
+    except ValueError as error:  # (null bytes: not Python)
+        return None, f"it is not Python text ({error})"
 
 
 def _print_summary(args: argparse.Namespace, outcome: engine.Outcome | None, third_party: list | None) -> None:

@@ -28,3 +28,9 @@ STATE_QUERIES = ("is_autocast_enabled", "get_autocast_dtype")
 DEVICE_TYPE_FIRST_CALLS = frozenset(
     {AUTOCASTS[0], *(f"{TORCH_AMP}.{name}" for name in DEVICE_FIRST), *(f"torch.{name}" for name in STATE_QUERIES)}
 )
+
+# Other libraries' autocast helpers that take the device type by a keyword whose default is
+# "cuda": called without it they autocast on CUDA alone, and elsewhere run float32 without a
+# word (torch disables a "cuda" autocast where there is no CUDA). Qualified name -> that keyword.
+# (ultralytics' `autocast(enabled, device="cuda")`, which YOLOv5 re-exports as smart_amp_autocast.)
+LIBRARY_AUTOCASTS = {"ultralytics.utils.torch_utils.autocast": "device"}

@@ -6,6 +6,7 @@ the analysers (which arguments to read). Target-independent; the targets say wha
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 
 from torchport.apis.amp import DEVICE_TYPE_FIRST_CALLS
@@ -34,10 +35,28 @@ TO_METHODS = frozenset({"to", "to_empty"})
 DEVICE_FIRST_CALLS = frozenset({"torch.device", *DEVICE_TYPE_FIRST_CALLS})
 
 # Keyword arguments that hold a device, whatever the callee.
-DEVICE_KEYWORDS = frozenset({"device", "map_location", "output_device", "device_id"})
+DEVICE_KEYWORDS = frozenset({"device", "map_location", "output_device"})
 
-# Keyword arguments that hold a list of devices.
-DEVICE_LIST_KEYWORDS = frozenset({"device_ids"})
+# Keyword arguments that hold a device where torch's own APIs take them (FSDP's and
+# init_process_group's `device_id`); other libraries' mean their own devices by them
+# (PaddlePaddle's `config.enable_use_gpu(..., device_id=0)` in YOLOv5's models/common.py).
+TORCH_DEVICE_KEYWORDS = frozenset({"device_id"})
+
+# Keyword arguments that hold a list of device indices (DDP's, DataParallel's and dist.barrier's
+# `device_ids`): an index there means one on the module's or the process group's own device type,
+# the same on every target, and dist.barrier takes ints alone ("npu:0" is refused). They stay ints.
+INDEX_LIST_KEYWORDS = frozenset({"device_ids"})
+
+# How a package names its builds for a kind of hardware ("onnxruntime-gpu", "tensorflow-cpu",
+# "cupy-cuda12x", "faiss-gpu"): a choice between such names on torch.cuda.is_available() asks
+# about a CUDA GPU for that package, not about the target's device.
+BUILD_WORDS = re.compile(r"gpu|cuda|cpu", re.IGNORECASE)
+
+
+def names_a_build(text: str) -> bool:
+    """Whether `text` (not a device's name) names a package build for some hardware."""
+    return bool(BUILD_WORDS.search(text))
+
 
 # CUDA's spelling in the environment: the devices a process may see.
 CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"

@@ -33,6 +33,13 @@ SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_
 # The call that makes the default process group, as exported and where it is defined.
 MAKES_GROUP = frozenset({f"torch.distributed.{PROCESS_GROUPS[0]}", f"torch.distributed.distributed_c10d.{PROCESS_GROUPS[0]}"})
 
+# The process-group calls that bind the group to one device (`device_id=`, by keyword: it comes
+# ninth by position). torch refuses it without an accelerator, an int as much as torch.device("cpu")
+# ("device_id parameter must be an accelerator with an index").
+BINDS_DEVICE = frozenset({f"torch.distributed.{name}" for name in PROCESS_GROUPS}
+                         | {f"torch.distributed.distributed_c10d.{name}" for name in PROCESS_GROUPS})
+GROUP_DEVICE_KEYWORD = "device_id"
+
 
 def ddp_device_ids(target) -> Presence:
     """Whether DDP gets `device_ids`/`output_device` on `target`: CPU modules take neither (a
@@ -41,6 +48,13 @@ def ddp_device_ids(target) -> Presence:
     if not target.ddp_device_ids:
         return Presence.NEVER
     return Presence.AT_RUN_TIME if target.guard else Presence.ALWAYS
+
+
+def process_group_device(target) -> Presence:
+    """Whether a process group is bound to a device (`init_process_group(device_id=...)`) on
+    `target`: as DDP's device_ids, never where modules stay on the CPU, and only when a device
+    exists on the device-agnostic target."""
+    return ddp_device_ids(target)
 
 
 def sync_batchnorm(target) -> Presence:

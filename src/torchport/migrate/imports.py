@@ -89,7 +89,10 @@ def _first_block_end(module: cst.Module) -> int:
 
 
 def insert_after_imports(module: cst.Module, statement: str) -> cst.Module:
-    """Insert after the last top-level import that comes before any def, class or block."""
+    """Insert after the last top-level import that comes before any def, class or block, and
+    never above the module's first import of torch, which the statement may use: where torch
+    comes later (YOLOv5's train.py imports it after a `try: import comet_ml` block), after the
+    run of import lines that holds that import (or after the block that holds it)."""
     last = None
     for index, line in enumerate(module.body):
         if not isinstance(line, cst.SimpleStatementLine):
@@ -97,7 +100,7 @@ def insert_after_imports(module: cst.Module, statement: str) -> cst.Module:
         if any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in line.body):
             last = index
     body = list(module.body)
-    at = 0 if last is None else last + 1
+    at = max(0 if last is None else last + 1, _after_torch_import(module))
     new = cst.parse_statement(statement)
     if isinstance(new, (cst.FunctionDef, cst.ClassDef)):  # (set apart by two blank lines, as PEP 8 has it)
         new = new.with_changes(leading_lines=[cst.EmptyLine()] * 2)
@@ -105,6 +108,37 @@ def insert_after_imports(module: cst.Module, statement: str) -> cst.Module:
             body[at] = _apart(body[at])
     body.insert(at, new)
     return module.with_changes(body=body)
+
+
+def _after_torch_import(module: cst.Module) -> int:
+    """The index past the module's first top-level import of torch and the import lines that
+    follow it (past the whole block, where a `try:` or an `if` holds it); 0 where torch is not
+    imported at the top level."""
+    for index, line in enumerate(module.body):
+        if isinstance(line, cst.SimpleStatementLine) and any(imports_torch(s) for s in line.body):
+            end = index + 1
+            while end < len(module.body) and _is_import_line(module.body[end]):
+                end += 1
+            return end
+        if isinstance(line, (cst.Try, cst.If)) and _block_imports_torch(line):
+            return index + 1
+    return 0
+
+
+def _is_import_line(line: cst.CSTNode) -> bool:
+    return isinstance(line, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in line.body)
+
+
+def _block_imports_torch(block: cst.CSTNode) -> bool:
+    """Whether a `try:` or `if` block (any of its branches, not the functions in it) imports torch."""
+    for child in block.children:
+        if isinstance(child, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(child, cst.BaseSmallStatement) and imports_torch(child):
+            return True
+        if not isinstance(child, cst.BaseSmallStatement) and _block_imports_torch(child):
+            return True
+    return False
 
 
 def _apart(statement: cst.BaseStatement) -> cst.BaseStatement:

@@ -33,13 +33,18 @@ from __future__ import annotations
 
 from torchport.runtime.choose import TargetError
 
-__all__ = ["TargetError", "UnsupportedOnTarget", "active", "apply", "undo"]
+__all__ = ["NoStandIn", "TargetError", "UnsupportedOnTarget", "active", "apply", "undo"]
 
 _active = None  # the Session in force, if any
 
 
 class UnsupportedOnTarget(RuntimeError):
     """A CUDA API the target cannot honour: raised at the call, naming the API and the target."""
+
+
+class NoStandIn(ModuleNotFoundError):
+    """An import of a CUDA-only package that torchport has no stand-in for (flash_attn_2_cuda,
+    triton, ...): its message says what to do; `torchport run` reports it as one line."""
 
 
 def apply(target: str = "auto", log: str | None = "torchport_run.log", honest_to=None):

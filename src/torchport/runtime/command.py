@@ -41,7 +41,7 @@ from torchport.syntax import BEFORE_37, PYTHON2, syntax_problem
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default="auto", choices=["auto", *targets.names()],
-                        help="where to run (default auto: the first available of npu, xpu, mps, else cpu)")
+                        help=f"where to run (default auto: the first available of {', '.join(targets.auto_order())}, else cpu)")
     parser.add_argument("--log", metavar="FILE",
                         help="call-site log (default torchport_run.log; torchrun ranks add .rank<N>, mp.spawn processes .proc<I>)")
     parser.add_argument("--honest-to", metavar="PKGS",
@@ -93,6 +93,9 @@ def main(args: argparse.Namespace) -> int:
         return exit_status(stop.code)
     except KeyboardInterrupt:
         raise  # the CLI's one line and status 130
+    except runtime.NoStandIn as error:
+        report_no_stand_in(error)
+        return 1
     except BaseException as error:
         report_uncaught(error)
         return 1
@@ -226,6 +229,22 @@ def exit_status(code) -> int:
         return code
     print(code, file=sys.stderr)
     return 1
+
+
+def report_no_stand_in(error: ImportError) -> None:
+    """An uncaught import of a CUDA-only package nothing stands in for: one line, at the program's
+    import statement (the last of its frames), saying what to do (the program's failure: status 1)."""
+    import torchport
+
+    ours = os.path.dirname(torchport.__file__)
+    where = None
+    frames = error.__traceback__
+    while frames is not None:
+        filename = frames.tb_frame.f_code.co_filename
+        if not filename.startswith(("<frozen", ours)):
+            where = f"{filename}:{frames.tb_lineno}: "
+        frames = frames.tb_next
+    print(f"torchport run: {where or ''}{error}", file=sys.stderr)
 
 
 def report_uncaught(error: BaseException) -> None:

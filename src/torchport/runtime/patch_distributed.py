@@ -13,7 +13,7 @@ import functools
 import inspect
 import warnings
 
-from torchport.apis.distributed import PROCESS_GROUPS, ddp_device_ids
+from torchport.apis.distributed import GROUP_DEVICE_KEYWORD, PROCESS_GROUPS, ddp_device_ids, process_group_device
 from torchport.runtime.devices import CUDA
 from torchport.targets.devices import is_host
 from torchport.targets.verdict import Kind, Verdict
@@ -63,6 +63,9 @@ def map_backend(value, backend: str, device_type: str, dialects=(CUDA,)):
 def _backend_mapper(session, api: str, original, backend: str):
     signature = inspect.signature(original)
     verdicts = {}
+    binds = process_group_device(session.target).here(is_host(session.device_type))
+    unbound = Verdict(f"{api}(device_id=...)", Kind.ADAPTED, f"{api}(device_id=None)",
+                      f"a process group on {session.device_type} binds no device (torch refuses one there)")
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
@@ -74,14 +77,15 @@ def _backend_mapper(session, api: str, original, backend: str):
                 verdicts[given] = Verdict(f"{api}(backend={given!r})", Kind.SAME, f"{api}(backend={new!r})")
             session.log.note(verdicts[given])
             bound.arguments["backend"] = new
-        device_id = bound.arguments.get("device_id")
-        if device_id is not None:
+        device_id = bound.arguments.get(GROUP_DEVICE_KEYWORD)
+        if device_id is not None and not binds:  # (an int or torch.device("cpu") alike)
+            session.log.note(unbound)
+            bound.arguments[GROUP_DEVICE_KEYWORD] = None
+        elif device_id is not None:
             mapped = session.mapper.map(device_id)
             if mapped is not None:
-                if is_host(session.device_type):
-                    mapped = None  # gloo on the CPU takes no device to bind to
-                session.note_device(api, device_id, mapped, keyword="device_id")
-                bound.arguments["device_id"] = mapped
+                session.note_device(api, device_id, mapped, keyword=GROUP_DEVICE_KEYWORD)
+                bound.arguments[GROUP_DEVICE_KEYWORD] = mapped
         return original(*bound.args, **bound.kwargs)
 
     return wrapper

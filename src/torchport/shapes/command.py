@@ -47,7 +47,7 @@ from torchport.report.destination import RULE, output_file, output_folder
 from torchport.shapes.callsites import project_of, set_project
 from torchport.shapes.detector import DETECTOR, REPORT, StepLimit, prints_here
 from torchport.shapes.launch import compile_script, from_the_script, run_as_main
-from torchport.shapes.loops import MANUAL_EDIT, find_training_loops, instrument_source
+from torchport.shapes.loops import MANUAL_EDIT, find_training_loops, instrument_source, why_no_training_loop
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -126,8 +126,8 @@ def _instrumented_code(script: str):
     if instrumented is None:
         if b"DETECTOR.start(" in source:  # wrapped by hand, around a loop we do not recognise
             return compile_script(source, script)
-        raise UsageError(f"no training loop found in {script} (no for loop reaches .backward() or an "
-                         f"optimizer's .step()); wrap yours by hand: {MANUAL_EDIT}")
+        reason = why_no_training_loop(source, script) or "no for loop reaches .backward() or an optimizer's .step()"
+        raise UsageError(f"no training loop found in {script} ({reason}); wrap yours by hand: {MANUAL_EDIT}")
     if prints_here():
         for loop in loops:
             print(f"torchport shapes: recording the loop at {script}:{loop.line}  {loop.header}", file=sys.stderr)

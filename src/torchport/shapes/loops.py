@@ -70,6 +70,31 @@ def instrument_source(source: bytes, path: str) -> bytes | None:
     return _apply(text, edits).encode(encoding)
 
 
+def why_no_training_loop(source: bytes | str, path: str = "<string>") -> str | None:
+    """Why `instrument_source` wraps no loop in a file that trains (it calls `.backward()` or an
+    optimizer's `.step()` somewhere); None where a loop is found, or where the file trains
+    nothing (most files of a tree: nothing to say). Raises SyntaxError as the others do."""
+    graph = _CallGraph(ast.parse(source, filename=path))
+    if graph.training_loops():
+        return None
+    marks = sorted(set().union(*(_marks(call) for call in _calls(graph.tree.body)),
+                               *(graph.reach(f.body) for f in _all_functions(graph))))
+    if not marks:
+        return None
+    what = " and ".join(_SPELLED[mark] for mark in marks)
+    if any(graph.reach(loop.body) for loop in ast.walk(graph.tree) if isinstance(loop, ast.For)):
+        return f"every for loop that reaches {what} runs another one that does too (read as epoch loops)"
+    return f"it calls {what}, but in no for loop: in a while loop, or in a function no for loop of the file calls"
+
+
+_SPELLED = {BACKWARD: ".backward()", STEP: "an optimizer's .step()"}
+
+
+def _all_functions(graph: _CallGraph):
+    for functions in (*graph.functions.values(), *graph.methods.values()):
+        yield from functions
+
+
 # --- which loops -------------------------------------------------------------------------------
 
 
@@ -78,10 +103,13 @@ class _CallGraph:
 
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
-        self.functions: dict[str, list[ast.AST]] = {}
+        self.functions: dict[str, list[ast.AST]] = {}  # called by their name: `f(...)`
+        self.methods: dict[str, list[ast.AST]] = {}  # called on an object: `obj.f(...)`
         for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.functions.setdefault(node.name, []).append(node)
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    kind = self.methods if isinstance(node, ast.ClassDef) else self.functions
+                    kind.setdefault(child.name, []).append(child)
         self._reach: dict[int, frozenset[str]] = {}
         self._loops_below: dict[int, list[ast.For]] = {}
 
@@ -89,10 +117,13 @@ class _CallGraph:
         loops = [node for node in ast.walk(self.tree) if isinstance(node, ast.For)]
         reach = {id(loop): self.reach(loop.body) for loop in loops}
         steps = [loop for loop in loops if reach[id(loop)]]
-        # An epoch loop: some loop below it reaches all that it reaches.
+        # An epoch loop: some loop below it reaches all that it reaches (not the loop itself, nor
+        # a loop around it, met again through a call that leads back to them).
+        around = _enclosing_loops(self.tree)
         kept = [loop for loop in steps
-                if not any(reach[id(inner)] >= reach[id(loop)] for inner in self.loops_below(loop.body))]
-        inner = {id(below) for loop in kept for below in self.loops_below(loop.body)}
+                if not any(reach[id(inner)] >= reach[id(loop)] for inner in self.loops_below(loop.body)
+                           if inner is not loop and id(inner) not in around[id(loop)])]
+        inner = {id(below) for loop in kept for below in self.loops_below(loop.body) if below is not loop}
         chosen = [loop for loop in kept if id(loop) not in inner]
         return sorted(((loop, reach[id(loop)]) for loop in chosen), key=lambda pair: pair[0].lineno)
 
@@ -131,10 +162,29 @@ class _CallGraph:
         return self._loops_below[key]
 
     def _callees(self, call: ast.Call) -> list[ast.AST]:
-        """The file's functions a call may run: `f(...)` and `obj.f(...)` by the name f."""
+        """The file's functions a call may run: `f(...)` the functions named f, `obj.f(...)` the
+        methods named f (YOLOv5's `callbacks.run(...)` is not train.py's own `def run()`)."""
         func = call.func
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        return self.functions.get(name, []) if name else []
+        if isinstance(func, ast.Name):
+            return self.functions.get(func.id, [])
+        if isinstance(func, ast.Attribute):
+            return self.methods.get(func.attr, [])
+        return []
+
+
+def _enclosing_loops(tree: ast.Module) -> dict[int, set[int]]:
+    """For each `for` loop (by id), the ids of the `for` loops of the same function around it."""
+    around: dict[int, set[int]] = {}
+    stack: list[tuple[ast.AST, frozenset[int]]] = [(tree, frozenset())]
+    while stack:  # (not recursive: a file nests deeper than Python's recursion limit allows)
+        node, outer = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            outer = frozenset()
+        if isinstance(node, ast.For):
+            around[id(node)] = set(outer)
+            outer = outer | {id(node)}
+        stack.extend((child, outer) for child in ast.iter_child_nodes(node))
+    return around
 
 
 def _own_nodes(body: list[ast.stmt]):

@@ -25,6 +25,17 @@ def is_host(device_type: str | None) -> bool:
     return device_type == HOST_DEVICE_TYPE
 
 
+# torch's device types, as `torch.device` reads them ("cuda", "cpu", "npu:1", "privateuseone"...).
+_ANY_DEVICE = re.compile(r"[a-z_]+(?::\d+)?")
+_DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "npu", "hpu", "meta", "mtia", "xla", "ipu", "ve", "lazy",
+                           "vulkan", "hip", "fpga", "maia", "privateuseone"})
+
+
+def is_device_string(text: str) -> bool:
+    """Whether `text` names a device torch knows ("cuda", "cpu", "npu:1"), not some other word."""
+    return bool(_ANY_DEVICE.fullmatch(text)) and text.split(":")[0] in _DEVICE_TYPES
+
+
 def cuda_device(text: str) -> tuple[bool, str | None]:
     """(True, the index as written or None) if `text` is "cuda" or "cuda:N"; else (False, None)."""
     match = CUDA_DEVICE.fullmatch(text)

@@ -59,14 +59,36 @@ CASES = [
     pytest.param(
         TORCH + "model = torch.nn.DataParallel(model, device_ids=[0, 1])\n",
         {
-            "npu": TORCH_NPU + ONE_DEVICE + 'model = OneDeviceDataParallel(model, device_ids=["npu:0", "npu:1"])\n',
-            "xpu": TORCH + ONE_DEVICE + 'model = OneDeviceDataParallel(model, device_ids=["xpu:0", "xpu:1"])\n',
-            # the one device's indices as written: ["cpu", "cpu"] would name no device index
+            # an index in device_ids is one on the module's own device type, on every target
+            "npu": TORCH_NPU + ONE_DEVICE + "model = OneDeviceDataParallel(model, device_ids=[0, 1])\n",
+            "xpu": TORCH + ONE_DEVICE + "model = OneDeviceDataParallel(model, device_ids=[0, 1])\n",
             "mps": UNCHANGED,
             "cpu": UNCHANGED,
-            "accelerator": TORCH_DEVICE_TYPE + ONE_DEVICE + 'model = (torch.nn.DataParallel if torch.version.cuda else OneDeviceDataParallel)(model, device_ids=[f"{DEVICE_TYPE}:0", f"{DEVICE_TYPE}:1"])\n',
+            "accelerator": TORCH + ONE_DEVICE + "model = (torch.nn.DataParallel if torch.version.cuda else OneDeviceDataParallel)(model, device_ids=[0, 1])\n",
         },
-        id="each element of device_ids",
+        id="the elements of device_ids stay ints",
+    ),
+    pytest.param(
+        TORCH + "import torch.distributed as dist\ndist.barrier(device_ids=[0])\n",
+        {"default": UNCHANGED},
+        id="dist.barrier's device_ids stay ints: torch refuses anything else (YOLOv5's torch_distributed_zero_first)",
+    ),
+    pytest.param(
+        TORCH + "config = Config(w)\nconfig.enable_use_gpu(memory_pool_init_size_mb=2048, device_id=0)\n"
+        "model = torch.distributed.fsdp.FullyShardedDataParallel(model, device_id=0)\n",
+        {
+            "npu": TORCH_NPU + "config = Config(w)\nconfig.enable_use_gpu(memory_pool_init_size_mb=2048, device_id=0)\n"
+            'model = torch.distributed.fsdp.FullyShardedDataParallel(model, device_id="npu:0")\n',
+            "xpu": TORCH + "config = Config(w)\nconfig.enable_use_gpu(memory_pool_init_size_mb=2048, device_id=0)\n"
+            'model = torch.distributed.fsdp.FullyShardedDataParallel(model, device_id="xpu:0")\n',
+            "mps": TORCH + "config = Config(w)\nconfig.enable_use_gpu(memory_pool_init_size_mb=2048, device_id=0)\n"
+            'model = torch.distributed.fsdp.FullyShardedDataParallel(model, device_id="mps")\n',
+            "cpu": TORCH + "config = Config(w)\nconfig.enable_use_gpu(memory_pool_init_size_mb=2048, device_id=0)\n"
+            'model = torch.distributed.fsdp.FullyShardedDataParallel(model, device_id="cpu")\n',
+            "accelerator": TORCH_DEVICE_TYPE + "config = Config(w)\nconfig.enable_use_gpu(memory_pool_init_size_mb=2048, device_id=0)\n"
+            'model = torch.distributed.fsdp.FullyShardedDataParallel(model, device_id=f"{DEVICE_TYPE}:0")\n',
+        },
+        id="device_id=0 of another library's call (PaddlePaddle's, in YOLOv5) is its own: only torch's is rewritten",
     ),
     pytest.param(
         "import os\n"

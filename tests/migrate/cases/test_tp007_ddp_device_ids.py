@@ -112,6 +112,46 @@ CASES = [
         {"default": UNCHANGED},
         id="arguments unpacked: where device_ids lands is not known",
     ),
+    pytest.param(
+        TORCH + (
+            "import torch.distributed as dist\n"
+            'dist.init_process_group(backend="nccl", device_id=torch.device("cuda", local_rank))\n'
+        ),
+        {
+            "cpu": TORCH + 'import torch.distributed as dist\ndist.init_process_group(backend="gloo")\n',
+            "accelerator": TORCH + (
+                "import torch.distributed as dist\n"
+                'DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'
+                "dist.init_process_group(backend=torch.distributed.get_default_backend_for_device(DEVICE_TYPE), "
+                "device_id=torch.device(DEVICE_TYPE, local_rank) if torch.accelerator.is_available() else None)\n"
+            ),
+            "npu": TORCH + (
+                "import torch.distributed as dist\nimport torch_npu\n"
+                'dist.init_process_group(backend="hccl", device_id=torch.device("npu", local_rank))\n'
+            ),
+            "xpu": TORCH + (
+                "import torch.distributed as dist\n"
+                'dist.init_process_group(backend="xccl", device_id=torch.device("xpu", local_rank))\n'
+            ),
+            "mps": TORCH + 'import torch.distributed as dist\ndist.init_process_group(backend="gloo", device_id=torch.device("mps"))\n',
+        },
+        id="a process group bound to a device: torch refuses a device_id without an accelerator",
+    ),
+    pytest.param(
+        TORCH + "torch.distributed.init_process_group(device_id=local_rank, backend='nccl')\n",
+        {
+            "cpu": TORCH + "torch.distributed.init_process_group(backend='gloo')\n",
+            "accelerator": TORCH + (
+                'DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'
+                "torch.distributed.init_process_group(device_id=local_rank if torch.accelerator.is_available() else None, "
+                "backend=torch.distributed.get_default_backend_for_device(DEVICE_TYPE))\n"
+            ),
+            "npu": TORCH + "import torch_npu\ntorch.distributed.init_process_group(device_id=local_rank, backend='hccl')\n",
+            "xpu": TORCH + "torch.distributed.init_process_group(device_id=local_rank, backend='xccl')\n",
+            "mps": TORCH + "torch.distributed.init_process_group(device_id=local_rank, backend='gloo')\n",
+        },
+        id="a process group bound to an index, by keyword before the backend",
+    ),
 ]
 
 

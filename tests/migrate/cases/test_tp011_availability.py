@@ -3,7 +3,7 @@ cpu, the device type alone on accelerator; a script's demand for a GPU is kept, 
 
 import pytest
 
-from _fixture_cases import TORCH, TORCH_DEVICE_TYPE, TORCH_NPU, assert_migrates, assert_rows, per_target
+from _fixture_cases import TORCH, TORCH_DEVICE_TYPE, TORCH_NPU, UNCHANGED, assert_migrates, assert_rows, per_target
 
 CODE = "TP011"
 
@@ -81,6 +81,40 @@ CASES = [
         },
         id="sys.exit without a GPU is kept",
     ),
+    pytest.param(
+        TORCH + "def simplify():\n    cuda = torch.cuda.is_available()\n"
+        '    check_requirements(("onnxruntime-gpu" if cuda else "onnxruntime", "onnxslim"))\n',
+        {"default": UNCHANGED},
+        id="an answer held in a name that only picks a package's CUDA build is torch's own (YOLOv5's export.py)",
+    ),
+    pytest.param(
+        TORCH + "check_requirements(f\"tensorflow{'' if torch.cuda.is_available() else '-macos' if MACOS else '-cpu'}\")\n",
+        {"default": UNCHANGED},
+        id="an answer that picks a package's name in an f-string is torch's own",
+    ),
+    pytest.param(
+        TORCH + "cuda = torch.cuda.is_available()\n"
+        'runtime = "onnxruntime-gpu" if cuda else "onnxruntime"\n'
+        "if cuda:\n    model.half()\n",
+        {
+            "npu": TORCH_NPU + "cuda = torch.npu.is_available()\n"
+            'runtime = "onnxruntime-gpu" if cuda else "onnxruntime"\n'
+            "if cuda:\n    model.half()\n",
+            "xpu": TORCH + "cuda = torch.xpu.is_available()\n"
+            'runtime = "onnxruntime-gpu" if cuda else "onnxruntime"\n'
+            "if cuda:\n    model.half()\n",
+            "mps": TORCH + "cuda = torch.backends.mps.is_available()\n"
+            'runtime = "onnxruntime-gpu" if cuda else "onnxruntime"\n'
+            "if cuda:\n    model.half()\n",
+            "cpu": TORCH + "cuda = torch.cpu.is_available()\n"
+            'runtime = "onnxruntime-gpu" if cuda else "onnxruntime"\n'
+            "if cuda:\n    model.half()\n",
+            "accelerator": TORCH + "cuda = torch.accelerator.is_available()\n"
+            'runtime = "onnxruntime-gpu" if cuda else "onnxruntime"\n'
+            "if cuda:\n    model.half()\n",
+        },
+        id="a name that is also asked about the device is the target's question, as before",
+    ),
 ]
 
 ROWS = [
@@ -102,6 +136,11 @@ ROWS = [
             "default": [],
         },
         id="sys.exit without a GPU",
+    ),
+    pytest.param(
+        TORCH + 'runtime = "onnxruntime-gpu" if torch.cuda.is_available() else "onnxruntime"\n',
+        {"default": [("TP011", 2, "NOTE")]},
+        id="an answer kept because it picks a package's CUDA build",
     ),
 ]
 

@@ -32,14 +32,14 @@ CASES = [
         TORCH + "from torch.nn.parallel import DataParallel\nnet = DataParallel(net, device_ids=[0, 1], output_device=0)\n",
         {
             "npu": TORCH_NPU + "from torch.nn.parallel import DataParallel\n" + CLASS
-            + 'net = OneDeviceDataParallel(net, device_ids=["npu:0", "npu:1"], output_device="npu:0")\n',
+            + 'net = OneDeviceDataParallel(net, device_ids=[0, 1], output_device="npu:0")\n',
             "cpu": TORCH + "from torch.nn.parallel import DataParallel\n"
             + 'net = DataParallel(net, device_ids=[0, 1], output_device="cpu")\n',
             "mps": TORCH + "from torch.nn.parallel import DataParallel\n"
             + 'net = DataParallel(net, device_ids=[0, 1], output_device="mps")\n',
             "default": None,
         },
-        id="imported from torch.nn.parallel, over two devices: indices kept where the one device has index 0",
+        id="imported from torch.nn.parallel, over two devices: indices kept as ints",
     ),
     pytest.param(
         TORCH + "out = torch.nn.parallel.data_parallel(net, x, device_ids=gpus)\n",

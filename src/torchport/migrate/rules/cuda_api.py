@@ -21,6 +21,7 @@ from torchport.migrate.rules.base.nodes import (
     with_arguments,
 )
 from torchport.migrate.rules.base.rule import ApiReferenceRule, Rule
+from torchport.migrate.rules.is_available import AVAILABLE, asks_for_cuda_software
 from torchport.migrate.rules.legacy_types import LegacyTypeUseRule, legacy_type_use
 from torchport.targets.devices import any_device_source
 from torchport.targets.fallbacks import TORCH_CLASSES
@@ -165,6 +166,8 @@ class CudaApiRule(ApiReferenceRule):
         verdict = self.target.verdict(api)
         parent = self.parent(node)
         call = parent if isinstance(parent, cst.Call) and parent.func is node else None
+        if api == AVAILABLE and call is not None and asks_for_cuda_software(self, call):
+            return  # IsAvailableRule: kept, torch's honest answer for other software's CUDA build
         if verdict.kind is Kind.UNSUPPORTED:
             if LegacyTypeUseRule.applies_to(self.target) and legacy_type_use(self, node, api):
                 return  # LegacyTypeUseRule writes the use without the class
@@ -300,14 +303,15 @@ def _removing(statement: cst.Expr):
     return lambda line: remove_statement(line) if len(line.body) == 1 else _without_statement(line, statement)
 
 
-def _without_statement(line: cst.SimpleStatementLine, statement: cst.Expr) -> cst.BaseStatement:
-    """`line` without `statement` (as it was before any fix), and no semicolon left dangling."""
+def _without_statement(line: cst.SimpleStatementLine | cst.SimpleStatementSuite, statement: cst.Expr) -> cst.CSTNode:
+    """`line` (or one-line suite) without `statement` (as it was before any fix), and no semicolon
+    left dangling."""
     body = list(line.body)
     for index, candidate in enumerate(body):
         if candidate.deep_equals(statement):
             del body[index]
             break
     if not body:
-        return cst.RemoveFromParent()
+        return remove_statement(line)
     body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
     return line.with_changes(body=body)

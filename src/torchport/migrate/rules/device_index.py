@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.migrate.device_indices import INDEX_SOURCES, LIST
-from torchport.apis.devices import DEVICE_KEYWORDS, DEVICE_LIST_KEYWORDS, TO_METHODS
+from torchport.apis.devices import DEVICE_KEYWORDS, TO_METHODS, TORCH_DEVICE_KEYWORDS
 from torchport.migrate.rules.base.device_exprs import device_expression
 from torchport.migrate.rules.base.nodes import call_argument, parse_expression, source_of
 from torchport.migrate.rules.base.rule import Rule
@@ -18,9 +18,10 @@ class DeviceIndexRule(Rule):
     rank, `--local_rank`, and what is assigned from them: see device_indices.py).
 
     `x.to(0)`, `model.to(self.gpu_id)`, `torch.device(1)`, `device=0`, `map_location=rank`,
-    `output_device=0`, `x.to(device_ids[0])` where `device_ids` was given to DDP, and each element
-    of `device_ids=[0, 1]` (where the target's devices keep their index). Integers anywhere else are
-    numbers, and other names may hold a device, a dtype or a tensor: they are left alone.
+    `output_device=0`, `device_id=0` where a torch API takes it (FSDP, init_process_group; not
+    another library's), `x.to(device_ids[0])` where `device_ids` was given to DDP. The elements of
+    `device_ids=[0, 1]` stay ints (apis/devices.py's INDEX_LIST_KEYWORDS). Integers anywhere else
+    are numbers, and other names may hold a device, a dtype or a tensor: they are left alone.
     """
 
     code = "TP002"
@@ -31,9 +32,10 @@ class DeviceIndexRule(Rule):
     )
     reads = ("torch.device",)
     title = "device indices"
-    readme = """device indices: `x.to(0)`, `device=1`, `map_location=0`, `device_ids=[0, 1]`, and names that hold one,
+    readme = """device indices: `x.to(0)`, `device=1`, `map_location=0`, torch's `device_id=0`, and names that hold one,
     followed from their source: `self.gpu_id = int(os.environ["LOCAL_RANK"])` then `model.to(self.gpu_id)`,
-    an `mp.spawn` rank, `--local_rank` / `--gpu`, an element of a list passed as DDP's `device_ids` (`.to(device_ids[0])`)"""
+    an `mp.spawn` rank, `--local_rank` / `--gpu`, an element of a list passed as DDP's `device_ids` (`.to(device_ids[0])`);
+    `device_ids=[0, 1]` itself stays ints (barrier takes no other)"""
     sample = "import torch\nx = torch.zeros(2).to(0)\n"
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
@@ -49,15 +51,16 @@ class DeviceIndexRule(Rule):
         for arg in node.args:
             if arg.keyword is None:
                 continue
-            if arg.keyword.value in DEVICE_KEYWORDS:
+            keyword = arg.keyword.value
+            if keyword in DEVICE_KEYWORDS or (keyword in TORCH_DEVICE_KEYWORDS and self._calls_torch(func)):
                 # torch.load cannot map onto "cpu:0": where the device is not known, use its type
-                keep_index = not (arg.keyword.value == "map_location" and self.target.device_type is None)
+                keep_index = not (keyword == "map_location" and self.target.device_type is None)
                 # DDP reads an index held in a name as one on its module's device: it can stay
-                self._rewrite_index(arg.value, keep_index, names=arg.keyword.value != "output_device")
-            elif (arg.keyword.value in DEVICE_LIST_KEYWORDS and isinstance(arg.value, (cst.List, cst.Tuple))
-                  and self.target.keeps_device_index):  # (else the one device's index: 0, 1 as written)
-                for element in arg.value.elements:
-                    self._rewrite_index(element.value, names=False)
+                self._rewrite_index(arg.value, keep_index, names=keyword != "output_device")
+
+    def _calls_torch(self, func: cst.BaseExpression) -> bool:
+        name = self.qualified_name(func)
+        return name is not None and name.split(".")[0] == "torch"
 
     def _rewrite_index(self, value: cst.BaseExpression, keep_index: bool = True, names: bool = True) -> None:
         if not isinstance(value, cst.Integer):

@@ -5,7 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.apis.devices import Presence
-from torchport.apis.distributed import CUDA_DIST_BACKEND, DDP_CLASSES, DEVICE_POSITIONS, NCCL_ENUM, ddp_device_ids
+from torchport.apis.distributed import (
+    BINDS_DEVICE, CUDA_DIST_BACKEND, DDP_CLASSES, DEVICE_POSITIONS, GROUP_DEVICE_KEYWORD, NCCL_ENUM, ddp_device_ids,
+    process_group_device,
+)
 from torchport.migrate.rules.base.device_exprs import quoted, string_value
 from torchport.migrate.rules.base.nodes import parse_expression, source_of
 from torchport.migrate.rules.base.rule import Rule
@@ -59,14 +62,17 @@ class DistributedBackendRule(Rule):
 class DdpDeviceIdsRule(Rule):
     """`DistributedDataParallel(device_ids=..., output_device=...)`, by keyword or by position
     (`DDP(model, device_ids)`, as the DDP tutorial passes them): CPU modules take neither, so they
-    are dropped on the CPU, and given only when a device exists on device-agnostic targets."""
+    are dropped on the CPU, and given only when a device exists on device-agnostic targets. The
+    same for a process group's `init_process_group(device_id=...)`, which torch refuses without an
+    accelerator (an int or a CPU device alike)."""
 
     code = "TP007"
     order = 110
-    mentions = rb"device_ids|output_device|DistributedDataParallel"
-    reads = tuple(DDP_CLASSES)
+    mentions = rb"device_ids?|output_device|DistributedDataParallel"
+    reads = (*DDP_CLASSES, *BINDS_DEVICE)
     title = "DDP device_ids"
-    readme = """DDP `device_ids`/`output_device`: dropped on the CPU, guarded on `accelerator`"""
+    readme = """DDP `device_ids`/`output_device` and `init_process_group(device_id=)`: dropped on the CPU, guarded on
+    `accelerator`"""
     sample = (
         "from torch.nn.parallel import DistributedDataParallel as DDP\n"
         "\n"
@@ -76,30 +82,35 @@ class DdpDeviceIdsRule(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
-        if self.qualified_name(node.func) not in DDP_CLASSES:
-            return
+        name = self.qualified_name(node.func)
+        if name in DDP_CLASSES:
+            self._bind(node, device_positions, ddp_device_ids(self.target), "device_ids/output_device", "DDP")
+        elif name in BINDS_DEVICE:
+            self._bind(node, _group_device_position, process_group_device(self.target), GROUP_DEVICE_KEYWORD,
+                       name.rpartition(".")[2])
+
+    def _bind(self, node: cst.Call, positions, presence: Presence, what: str, where: str) -> None:
+        """Drop (or guard) the device arguments of `node` that `positions` finds, as `presence` says."""
         target = self.target
-        positions = device_positions(node)
-        device_args = [node.args[i] for i in positions]
+        device_args = [node.args[i] for i in positions(node)]
         device_args = [a for a in device_args if not self._already_guarded(a.value)]
         if not device_args:
             return
-        presence = ddp_device_ids(target)
         if presence is Presence.NEVER:
-            self.change(node, _without_devices, f"drop device_ids/output_device: DDP on {target.name} takes none")
+            self.change(node, lambda call: _without(call, positions), f"drop {what}: {where} on {target.name} takes none")
         elif presence is Presence.AT_RUN_TIME:
             guard = target.guard
 
             def fix(updated: cst.Call) -> cst.Call:
                 args = list(updated.args)
-                for index in device_positions(updated):
+                for index in positions(updated):
                     arg = args[index]
                     if not self._already_guarded(arg.value):
                         value = cst.IfExp(test=parse_expression(guard), body=arg.value, orelse=cst.Name("None"))
                         args[index] = arg.with_changes(value=value)
                 return updated.with_changes(args=args)
 
-            self.change(node, fix, f"pass DDP device_ids/output_device only when {guard}", needs=guard)
+            self.change(node, fix, f"pass {where} {what} only when {guard}", needs=guard)
 
     def _already_guarded(self, value: cst.BaseExpression) -> bool:
         guard = self.target.guard
@@ -123,10 +134,15 @@ def device_positions(call: cst.Call) -> list[int]:
     return found
 
 
-def _without_devices(call: cst.Call) -> cst.Call:
-    """`call` without device_ids/output_device. One passed by position is dropped when no other
-    positional argument follows it (which would then take its place), else it becomes None."""
-    drop = set(device_positions(call))
+def _group_device_position(call: cst.Call) -> list[int]:
+    """The index in `call.args` of a process group's `device_id=` (by keyword only)."""
+    return [i for i, arg in enumerate(call.args) if arg.keyword is not None and arg.keyword.value == GROUP_DEVICE_KEYWORD]
+
+
+def _without(call: cst.Call, positions) -> cst.Call:
+    """`call` without the arguments `positions` finds. One passed by position is dropped when no
+    other positional argument follows it (which would then take its place), else it becomes None."""
+    drop = set(positions(call))
     positional = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star]
     last_kept = max((i for i in positional if i not in drop), default=-1)
     args = []

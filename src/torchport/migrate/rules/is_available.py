@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 
 from torchport.findings import Operation
 from torchport.migrate.rules.base.device_exprs import cuda_literal_index, string_value
 from torchport.migrate.rules.base.nodes import dotted_name
 from torchport.migrate.rules.base.rule import Rule
-from torchport.targets.devices import is_host
+from torchport.apis.devices import names_a_build
+from torchport.targets.devices import is_device_string, is_host
 
 AVAILABLE = "torch.cuda.is_available"
 EXITS = {"exit", "quit", "sys.exit", "os._exit"}  # what a script calls to refuse a run
@@ -26,6 +28,9 @@ class IsAvailableRule(Rule):
     answer is known: the CPU branch on the CPU target; on the device-agnostic target the device
     type already falls back to the CPU, so the test would be made twice.
 
+    An answer that only picks between names of other software (`"onnxruntime-gpu" if cuda else
+    "onnxruntime"`) is kept as torch.cuda's, with a NOTE: see `asks_for_cuda_software`.
+
     A script's own demand for a GPU (`assert torch.cuda.is_available()`, `if not
     torch.cuda.is_available(): raise ...` or `sys.exit(...)`, `if args.cuda and not ...`) is never
     dropped: it asks about the target's device as every availability test does (the accelerator
@@ -40,7 +45,8 @@ class IsAvailableRule(Rule):
     title = "availability tests with a known answer"
     readme = """`"cuda" if torch.cuda.is_available() else "cpu"` where the answer is known; a script's demand for a GPU
     (`assert torch.cuda.is_available()`, `if not ...: raise` / `sys.exit`) is kept, with a NOTE on cpu that
-    it always passes there"""
+    it always passes there; an answer that picks a package's CUDA build (`"onnxruntime-gpu" if
+    torch.cuda.is_available() else "onnxruntime"`) is kept as it is, with a NOTE"""
     sample = 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
 
     def visit_Assert(self, node: cst.Assert) -> None:  # noqa: N802
@@ -66,6 +72,13 @@ class IsAvailableRule(Rule):
             return self._asks_unavailable(test.left) or self._asks_unavailable(test.right)
         return isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and self._asks_available(test.expression)
 
+    def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
+        if node.args or self.qualified_name(node.func) != AVAILABLE or not asks_for_cuda_software(self, node):
+            return
+        self.report(node, Operation.NOTE, "kept: the answer picks a CUDA build of other software (a package name), "
+                    f"not a device; torch.cuda.is_available() answers that honestly on {self.target.name} "
+                    "(False without a CUDA GPU)", api=AVAILABLE)
+
     def visit_IfExp(self, node: cst.IfExp) -> None:  # noqa: N802
         if self.target.device_type is not None and self.target.has_device:
             return
@@ -78,6 +91,66 @@ class IsAvailableRule(Rule):
                 self.change(node, lambda updated: updated.orelse, "keep only the CPU branch of the availability test")
             else:
                 self.change(node, lambda updated: updated.body, "the device type already falls back to the CPU")
+
+
+def asks_for_cuda_software(rule: Rule, call: cst.Call) -> bool:
+    """Whether the answer of `torch.cuda.is_available()` (the `call`) only picks between names
+    of other software, not devices: `"onnxruntime-gpu" if cuda else "onnxruntime"` after
+    `cuda = torch.cuda.is_available()`, `f"tensorflow{'' if torch.cuda.is_available() else '-cpu'}"`
+    (YOLOv5's export.py). Such a question is about a CUDA GPU for that software's CUDA build,
+    which the target's device is not: torch's own answer is the honest one there (False on
+    the CPU, where the target's module would say True), so the call is kept."""
+    test = _outermost_test(rule, call)
+    parent = rule.parent(test)
+    if isinstance(parent, cst.IfExp) and parent.test is test:
+        return _names_software(parent)
+    if isinstance(parent, cst.Assign) and test is call and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return _held_only_for_software(rule, parent, parent.targets[0].target.value)
+    return False
+
+
+def _outermost_test(rule: Rule, node: cst.BaseExpression) -> cst.BaseExpression:
+    """`node`, or the `not` / `and` / `or` around it that makes the whole test."""
+    parent = rule.parent(node)
+    while isinstance(parent, cst.BooleanOperation) or (
+            isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)):
+        node, parent = parent, rule.parent(parent)
+    return node
+
+
+def _names_software(choice: cst.IfExp) -> bool:
+    """Its branches are strings (or such choices in turn), none names a device, and one names a
+    build of some software ("onnxruntime-gpu", "-cpu"): not a dtype's name, say."""
+    values = _branch_strings(choice)
+    return values is not None and not any(is_device_string(v) for v in values) and any(
+        names_a_build(v) for v in values)
+
+
+def _branch_strings(choice: cst.IfExp) -> list[str] | None:
+    """The plain strings a choice gives, through nested choices (None: a branch is something else)."""
+    values = []
+    for branch in (choice.body, choice.orelse):
+        value = _branch_strings(branch) if isinstance(branch, cst.IfExp) else string_value(branch)
+        if value is None:
+            return None
+        values += value if isinstance(value, list) else [value]
+    return values
+
+
+def _held_only_for_software(rule: Rule, assign: cst.Assign, name: str) -> bool:
+    """Whether every read of `name` in the function (or module) that assigns it is the test of a
+    choice between names of software."""
+    scope = assign
+    while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
+        scope = rule.parent(scope)
+    if scope is None:
+        return False
+    uses = {id(n) for n in m.findall(scope, m.Name(name))}
+    uses -= {id(t.target) for t in m.findall(scope, m.AssignTarget(target=m.Name(name)))}
+    uses -= {id(a.attr) for a in m.findall(scope, m.Attribute(attr=m.Name(name)))}  # (`torch.cuda`'s `cuda`)
+    uses -= {id(a.keyword) for a in m.findall(scope, m.Arg(keyword=m.Name(name)))}
+    tests = {id(c.test) for c in m.findall(scope, m.IfExp(test=m.Name(name))) if _names_software(c)}
+    return bool(uses) and uses <= tests
 
 
 def _refuses(block: cst.BaseSuite) -> bool:
