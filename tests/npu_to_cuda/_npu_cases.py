@@ -167,7 +167,7 @@ CASES = [
             e = "cuda:{}".format(rank)
             g = "cuda:" + str(rank)
             print("moving to npu", "cuda")
-            if args.device == "cuda":
+            if args.device in ("cuda", "npu"):
                 pass
             return opts["npu"], {"npu": 1}, getattr(args, "npu"), opts.get("npu"), torch.autocast("cuda")
         ''', id="device strings, never a docstring, comment, message, key or attribute name"),

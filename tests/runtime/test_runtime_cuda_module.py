@@ -46,7 +46,7 @@ def test_every_cuda_api_follows_its_verdict(runtime_on, target):
             expected = session.evaluate(verdict.value) if verdict.value else None
             result = now()
             if verdict.value and verdict.value.removesuffix("()") in session.target.definitions:  # asked anew (free memory changes)
-                assert type(result) is type(expected), api
+                assert type(result).__qualname__ == type(expected).__qualname__, api  # (a class defined anew by evaluate)
                 continue
             # values compare equal; objects without value equality (a nullcontext) match by type
             assert result == expected or (type(result) is type(expected) and type(expected).__eq__ is object.__eq__), api

@@ -49,7 +49,7 @@ def test_torch_npu_and_torch_npu_are_the_stand_in_until_undo(npu_session):
     from torchport import runtime
     import torchport.compat.torch_npu as stand_in
 
-    assert not hasattr(torch, DEVICE_ATTRIBUTE)  # (as before the real one is imported)
+    assert DEVICE_ATTRIBUTE not in vars(torch)  # (as before the real one is imported; reading it imports it)
     torch_npu = npu_import(PACKAGE)
     device_module = npu_import(NPU.device_module)
     assert torch_npu is stand_in and device_module is stand_in.npu is getattr(torch, DEVICE_ATTRIBUTE)

@@ -13,8 +13,10 @@ CODES = {
     "TP408": "from the NPU: NpuFused optimizers -> torch.optim or torchport.optim",
     "TP409": "from the NPU: torch_npu.npu_* kernels -> their torch computation",
     "TP410": "from the NPU: torch_npu.profiler -> torch.profiler",
+    "TP411": "from the NPU: int32 class labels -> int64 where a loss reads them",
     "TP400": "from the NPU: uses left as they were",
 }
 IMPORTS, DEVICE_API, METHODS, DEVICES, BACKEND, VISIBLE, TUNING, OPTIMIZERS, KERNELS, PROFILER = (
     f"TP4{n:02d}" for n in range(1, 11))
+LABELS = "TP411"
 NOTE = "TP400"

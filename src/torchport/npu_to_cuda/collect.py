@@ -7,8 +7,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.npu_to_cuda import (autograd_profiler, changes, imports, kernels, names, optimizers, statements,
-                                   strings)
+from torchport.npu_to_cuda import (autograd_profiler, changes, imports, kernels, labels, names, optimizers,
+                                   statements, strings)
 from torchport.npu_to_cuda.edits import Edits, code
 from torchport.npu_to_cuda.reading import Reader
 from torchport.targets import Target
@@ -23,13 +23,18 @@ class Collector(Reader):
         self.target = target
         self.edits = edits
         self.skipped: set[cst.CSTNode] = set()  # subtrees already decided (a dropped argument, a kernel's name)
-        self.unconverted: list[tuple[int, str]] = []  # (line, name) of NPU uses left as written
+        # (line, name) of NPU uses left as written that need torch_npu (not those the file's own fallback stands for)
+        self.unconverted: list[tuple[int, str]] = []
         self.imports: list[cst.Import | cst.ImportFrom] = []  # those of torch_npu (and of NpuFused optimizers)
         self.optimizers: set[str] = set()  # the code of what holds an NpuFused optimizer made here
         self.binds_torch = False  # whether an import other than `import torch.npu` binds torch
+        self.calls: list[cst.Call] = []  # every call (labels.py reads the losses among them)
+        self.loss_names: set[str] = set()  # what the file binds to a loss that reads class indices
 
     def leave_Module(self, original_node: cst.Module) -> None:  # noqa: N802
-        """The imports, decided while the metadata is at hand (imports.py)."""
+        """The int32 labels that reach a loss, then the imports, decided while the metadata is at
+        hand (labels.py, imports.py)."""
+        labels.convert(self, self.calls, self.loss_names)
         imports.decide(self, self.edits)
 
     # -- the skipped subtrees --
@@ -43,8 +48,9 @@ class Collector(Reader):
     def left(self, node: cst.CSTNode, code_: str, message: str, api: str) -> None:
         """An NPU use that stays as written: torch_npu is still needed for it (where the file
         binds the name itself too, the row names that fallback: what runs without torch_npu)."""
-        self.unconverted.append((self.line(node), api))
         fallback = self.fallback_line(node)
+        if fallback is None:  # (one the file stands in for itself needs no `import torch_npu` to run)
+            self.unconverted.append((self.line(node), api))
         if fallback is not None:
             self.edits.row(self.line(node), code_, Operation.UNSUPPORTED,
                            f"{message}; kept: without torch_npu the file's own fallback (line {fallback}) stands for it", api)
@@ -76,6 +82,7 @@ class Collector(Reader):
     def visit_Assign(self, node: cst.Assign) -> bool:  # noqa: N802
         if isinstance(node.value, cst.Call) and optimizers.constructor(self.imported(node.value.func)) is not None:
             self.optimizers.update(code(t.target) for t in node.targets)
+        self.loss_names.update(labels.loss_binding(self, node))
         return self._drop(node, statements.dropped_assignment(self, node) or self._self_cast(node))
 
     def _self_cast(self, node: cst.Assign) -> statements.Dropped | None:
@@ -111,8 +118,9 @@ class Collector(Reader):
 
     # -- calls: kernels, optimizers, methods, keywords --
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
+        self.calls.append(node)
         func = self.imported(node.func)
-        if func is not None and (self._kernel(node, func) or self._optimizer(node, func)):
+        if func is not None and (self._kernel(node, func) or self._optimizer(node, func) or self._legacy_profiler(node, func)):
             return
         if isinstance(node.func, cst.Attribute) and not names.is_npu_name(func or ""):  # (`net.npu()`, net imported too)
             self._method(node, node.func)
@@ -174,6 +182,18 @@ class Collector(Reader):
 
         self.change(node, point, node, changes.KERNELS, f"{api} -> {op.name}, its torch computation written into "
                     f"the file{note}", api)
+
+    def _legacy_profiler(self, node: cst.Call, func: str) -> bool:
+        """torch.npu.profile(path), torch_npu 1.x's: CUDA's device-profiler context, which takes no arguments."""
+        new = npu_facts.LEGACY_PROFILER_CALLS.get(names.canonical(func))
+        if new is None:
+            return False
+        self.skipped.update([node.func, *node.args])  # (the call goes whole, its arguments with it)
+        self.edits.modules.add("torch")
+        self.change(node, lambda _: cst.parse_expression(f"{new}()"), node, changes.PROFILER,
+                    f"{func}(...) -> {new}(): torch_npu 1.x's device-profiler context; CUDA's records for its own "
+                    "tools and takes no path", func)
+        return True
 
     def _optimizer(self, node: cst.Call, func: str) -> bool:
         found = optimizers.constructor(func)

@@ -13,7 +13,7 @@ import libcst as cst
 
 from torchport.apis.legacy_types import is_legacy_type
 from torchport.findings import Operation
-from torchport.npu_to_cuda import changes, names
+from torchport.npu_to_cuda import changes, comparisons, names
 from torchport.string_literals import is_key_argument, quoted, string_value
 
 ENV_READERS = ("os.getenv", "os.environ.get", "os.environ.pop", "os.environ.setdefault")
@@ -38,7 +38,7 @@ def visit(walk, node: cst.SimpleString) -> None:
             walk.edits.row(walk.line(node), changes.NOTE, Operation.NOTE,
                            f"{value}: {what}, read here; nothing sets it elsewhere", value)
         return
-    if _names_a_key(walk, node, parent):
+    if _names_a_key(walk, node, parent) or comparisons.accept_both(walk, node, value):
         return
     match = names.DEVICE.fullmatch(value)
     if match is not None:

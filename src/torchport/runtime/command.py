@@ -35,6 +35,7 @@ from torchport import targets
 from torchport.distribute.modes import BATCH_MODES
 from torchport.errors import UsageError
 from torchport.runtime.autoload import DEFAULT_LOG, RANKS_LOG_ENV
+from torchport.runtime import pre37
 from torchport.syntax import BEFORE_37, PYTHON2, syntax_problem
 
 
@@ -83,8 +84,9 @@ def main(args: argparse.Namespace) -> int:
     if args.honest_to is not None:
         os.environ[HONEST_ENV] = args.honest_to
     sys.argv = argv
+    finder = pre37.install(_project_root(args), session.log)
     try:
-        run()
+        run(session.log)
         close_process_group()
     except SystemExit as stop:
         close_process_group()
@@ -98,6 +100,7 @@ def main(args: argparse.Namespace) -> int:
         report_uncaught(error)
         return 1
     finally:
+        finder.remove()
         session.log.close()
     return 0
 
@@ -131,21 +134,31 @@ def _plan(args):
         if found is None:
             raise UsageError(f"no module named {module}")
         if found.origin and found.origin.endswith(".py"):
-            refuse_invalid_python(found.origin, module)
+            refuse_invalid_python(found.origin, module, renamable=True)  # (the import hook renames async=)
         return [found.origin or module, *args.program, *module_args], (
-            lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
+            lambda log: runpy.run_module(module, run_name="__main__", alter_sys=True))
     if not args.program:
         raise UsageError("give a script to run (torchport run [options] script.py [args]) or -m MODULE")
     script = args.program[0]
     if not os.path.isfile(script):
         raise UsageError(f"no such script: {script}")
-    refuse_invalid_python(script, script)
+    renamed = refuse_invalid_python(script, script, renamable=not args.distributed)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     if args.distributed:
         from torchport.runtime import distributed  # (LibCST: only for --distributed)
 
-        return list(args.program), distributed.runner(script, args.distributed_batch or "global")
-    return list(args.program), lambda: runpy.run_path(script, run_name="__main__")
+        run = distributed.runner(script, args.distributed_batch or "global")
+        return list(args.program), lambda log: run()
+    if renamed is not None:  # (code from before Python 3.7: async= renamed in memory)
+        return list(args.program), lambda log: pre37.run_script(script, renamed, log)
+    return list(args.program), lambda log: runpy.run_path(script, run_name="__main__")
+
+
+def _project_root(args) -> str:
+    """The folder of the project's own modules: the script's, or the current one for -m."""
+    if args.module is not None:
+        return os.getcwd()
+    return os.path.dirname(os.path.abspath(args.program[0]))
 
 
 def _distributed_options(args) -> int | None:
@@ -177,16 +190,21 @@ def _rank_command(args) -> list[str]:
     return [*command, *args.program]
 
 
-def refuse_invalid_python(path: str, name: str) -> None:
+def refuse_invalid_python(path: str, name: str, renamable: bool = False) -> bytes | None:
     """A script Python cannot compile (code for Python 2, `x.cuda(async=True)` from before 3.7)
-    is one line saying why and what to do, not the compiler's traceback from inside runpy."""
+    is one line saying why and what to do, not the compiler's traceback from inside runpy; with
+    `renamable`, one that renaming its async= arguments makes valid is not refused: its renamed
+    source is returned (None: the script compiles as it is)."""
     try:
         with open(path, "rb") as file:
             problem = syntax_problem(file.read(), path)
+        if problem is None:
+            return None
+        renamed = pre37.renamed_source(path) if renamable and problem.era == BEFORE_37 else None
     except OSError as error:
         raise UsageError(f"cannot read {name}: {error.strerror or error}") from None
-    if problem is None:
-        return
+    if renamed is not None:
+        return renamed
     remedy = {
         BEFORE_37: f": migrate it first (torchport migrate {name} -o OUT rewrites async= as non_blocking=)",
         PYTHON2: ": port it to Python 3 first",

@@ -26,6 +26,8 @@ import types
 from functools import lru_cache
 
 from torchport.apis.amp import STATE_QUERIES
+from torchport.runtime import npu_labels, npu_profiler_keyword
+from torchport.runtime.callers import top_package
 from torchport.runtime.devices import dialect_of
 from torchport.runtime.patch_cuda_module import redirection
 from torchport.runtime.patchbook import ABSENT
@@ -57,6 +59,8 @@ def install(session) -> None:
     import torchport.compat.torch_npu as stand_in
 
     session.mapper.add_dialect(dialect_of(NPU))
+    npu_labels.install(session)
+    npu_profiler_keyword.install(session)
     for module in (stand_in.npu, stand_in.npu.amp, stand_in.npu.utils):
         qualified = DEVICE_MODULE + module.__name__[len(stand_in.npu.__name__):]
         session.book.replace(module, "__getattr__", _resolver(session, module, qualified))
@@ -65,6 +69,33 @@ def install(session) -> None:
     StandInFinder(session, {PACKAGE: COMPAT, DEVICE_MODULE: stand_in.npu.__name__}, why,
                   verdict=_import_verdict(session), on_serve=_on_serve(session, stand_in),
                   decline_honest=True).install()
+    _serve_builtin_device_module(session)
+
+
+def _serve_builtin_device_module(session) -> None:
+    """torch.npu read by a script that never imports torch_npu (torch 1.5's Ascend build had it
+    built in): the stand-in is imported then, as `import torch_npu` would have. A library that
+    probes the hardware (`hasattr(torch, "npu")`) still finds none."""
+    import torch
+
+    original = vars(torch).get("__getattr__")
+    honest, note = session.honest, session.log.note_frame
+    verdict = Verdict(DEVICE_MODULE, Kind.ADAPTED, COMPAT,
+                      f"read without import {PACKAGE} (torch 1.5's Ascend build had it built in): {PACKAGE} imported then")
+
+    def __getattr__(name: str):
+        frame = sys._getframe(1)
+        if name == ATTRIBUTE and top_package(frame) not in honest:
+            note(verdict, frame)
+            importlib.import_module(PACKAGE)  # (served: sets torch.npu, as torch_npu does)
+            found = vars(torch).get(ATTRIBUTE)
+            if found is not None:
+                return found
+        if original is None:
+            raise AttributeError(f"module 'torch' has no attribute {name!r}")
+        return original(name)
+
+    session.book.replace(torch, "__getattr__", __getattr__)
 
 
 def _import_verdict(session):

@@ -94,7 +94,16 @@ class Session:
     # helpers for the patch families -------------------------------------------------------
 
     def evaluate(self, expression: str):
-        return choose.evaluate(expression, self.device_type, getattr(self.target, "definitions", None))
+        """One of the target's source expressions, evaluated here; one of its definitions by name
+        (a class such as HostStream) once a session, so that every API it stands for gives the same class."""
+        definitions = getattr(self.target, "definitions", None) or {}
+        key = ("definition", expression)
+        if expression in definitions and key in self._verdicts:
+            return self._verdicts[key]
+        value = choose.evaluate(expression, self.device_type, definitions)
+        if expression in definitions:
+            self._verdicts[key] = value
+        return value
 
     def autocast_allowed(self) -> bool:
         """Whether autocast may stay on here (the target's `autocast_enabled`, evaluated once):

@@ -5,7 +5,8 @@ from torchport.targets.base import Target
 from torchport.targets.kernels import Kernels
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.apis.legacy_types import legacy_tensor_types
-from torchport.targets.fallbacks import HOST_DEVICE_COUNT, HOST_EVENT, host_event_class
+from torchport.targets.fallbacks import (HOST_DEVICE_COUNT, HOST_EVENT, HOST_STREAM, HOST_STREAM_CLASS,
+                                         host_event_class, host_stream_verdicts)
 from torchport.targets.verdict import noop, same
 
 CUDA_NAMES = names(TORCH_SURFACE, "torch.cuda")
@@ -36,6 +37,7 @@ TARGET = Target(
     definitions={
         "CPU_BF16": CPU_BF16,
         HOST_EVENT: host_event_class(),
+        HOST_STREAM: HOST_STREAM_CLASS,
     },
     host_timing=True,
     kernels=Kernels("CPU"),
@@ -47,6 +49,8 @@ TARGET = Target(
         # torch.cpu.device_count() is 1: a script launched with one process per GPU needs one per process
         "torch.cuda.device_count": noop("torch.cuda.device_count", "one CPU device per process the launcher "
                                         "started (LOCAL_WORLD_SIZE), 1 outside a launcher", HOST_DEVICE_COUNT),
+        # torch.cpu has current_stream and Stream, but its streams lack synchronize() and query()
+        **host_stream_verdicts(),
         # torch.cuda.FloatTensor is torch.FloatTensor's CUDA twin: as constructor, in x.type(T), in isinstance
         **{f"torch.cuda.{n}": same(f"torch.cuda.{n}", f"torch.{n}") for n in legacy_tensor_types(CUDA_NAMES)},
     },

@@ -63,6 +63,38 @@ HOST_MEMORY_INFO = '''def host_memory_info():
     total = page * os.sysconf("SC_PHYS_PAGES")
     return (page * os.sysconf("SC_AVPHYS_PAGES") if "SC_AVPHYS_PAGES" in counts else total), total'''
 
+# A stream where the target's own lacks what CUDA's has: torch.cpu.Stream (what torch.cpu.current_stream()
+# returns) takes part in `wait_stream`, `wait_event`, `record_event` and `with torch.cpu.stream(s)`, but
+# has no `synchronize` or `query`, which CUDA code calls on its streams (`torch.cuda.current_stream().synchronize()`,
+# a prefetcher's `self.stream.synchronize()`). This one is torch.cpu's with those two: the CPU's work is
+# done when the call returns, so there is nothing to wait for. (torch.Stream("cpu") has them, but its
+# wait_stream raises: "cpu backend doesn't support events".)
+HOST_STREAM = "HostStream"
+HOST_STREAM_CLASS = '''class HostStream(torch.cpu.Stream):
+    """A CUDA stream on the CPU: torch.cpu.Stream, with the synchronize() and query() CUDA's streams have."""
+
+    def __init__(self, device=None, priority=0, **kwargs):
+        super().__init__()
+
+    def synchronize(self):
+        pass
+
+    def query(self):
+        return True'''
+# The torch.cuda names that give a stream, and what stands for them where HOST_STREAM does.
+HOST_STREAM_APIS = {"current_stream": f"{HOST_STREAM}()", "default_stream": f"{HOST_STREAM}()"}
+HOST_STREAM_CLASS_API = "Stream"
+
+
+def host_stream_verdicts() -> dict[str, Verdict]:
+    """The overrides of a target whose device module's streams are torch.cpu's (see HOST_STREAM)."""
+    why = "the CPU's stream (torch.cpu.Stream has no synchronize or query; this one, written into the file, has)"
+    found = {f"torch.cuda.{name}": noop(f"torch.cuda.{name}", why, value) for name, value in HOST_STREAM_APIS.items()}
+    api = f"torch.cuda.{HOST_STREAM_CLASS_API}"
+    found[api] = adapted(api, HOST_STREAM, why, drop_args=True)
+    return found
+
+
 # Timing events where the target has none (`Target.host_timing`): where an event is kept in a
 # container, an attribute or passed on, the rewrite cannot read the clock into its place, so the
 # event becomes this class, written into the file. `record()` waits for the device first (when

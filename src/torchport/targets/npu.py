@@ -76,3 +76,7 @@ def bare_kernels() -> frozenset[str]:
     return frozenset(name for name in own if not name.startswith(("_", KERNEL_PREFIX))) - names(TORCH_SURFACE, "torch")
 # Ascend's adapters of other libraries, imported for their effect (`import deepspeed_npu`)
 PLUGINS = ("deepspeed_npu", "mindspeed", "torchair")
+# torch_npu 1.x's device-profiler context, gone from torch_npu 2.x: `with torch.npu.profile(path):` records
+# CANN's trace for Ascend's own tools. CUDA's counterpart starts the device's profiler for its own tools
+# (nsys, nvprof) and takes no arguments: the call becomes it, its arguments dropped.
+LEGACY_PROFILER_CALLS = {f"{TARGET.device_module}.profile": "torch.cuda.profiler.profile"}

@@ -1,0 +1,103 @@
+"""Code written before Python 3.7 under run: `x.cuda(async=True)` (PyTorch before 0.4) is no valid
+Python since `async` became a keyword, so such a script would not even compile. Run renames those
+arguments `non_blocking=` in memory, as `migrate` does in the files it writes (TP024,
+torchport/async_arguments.py): for the script itself, and, through an import hook, for the
+project's own modules (those under the script's folder) that it imports. Nothing is written to
+disk: a renamed module is compiled from memory and gets no bytecode cache.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import types
+
+from torchport.async_arguments import NEW, OLD, rename_async_arguments
+from torchport.syntax import syntax_problem
+from torchport.targets.verdict import Kind, Verdict
+
+RENAMED = Verdict(f"{OLD}=", Kind.ADAPTED, f"{NEW}=",
+                  f"renamed in memory (PyTorch 0.4 renamed it; {OLD} is a keyword since Python 3.7)")
+
+
+def renamed_source(path: str) -> bytes | None:
+    """The source of `path` with its async= arguments renamed, where that makes it valid Python
+    (None: the renaming does not help, or there is nothing to rename)."""
+    with open(path, "rb") as file:
+        source = file.read()
+    renamed, lines = rename_async_arguments(source)
+    if not lines or syntax_problem(renamed, path) is not None:
+        return None
+    return renamed
+
+
+def install(root: str, log) -> "ProjectFinder":
+    """The import hook for the modules under `root`, logging each renamed line to `log`."""
+    finder = ProjectFinder(os.path.abspath(root), log)
+    sys.meta_path.insert(0, finder)
+    return finder
+
+
+def run_script(script: str, source: bytes, log) -> None:
+    """Run `source` (the script's, renamed) as `runpy.run_path(script, run_name="__main__")` would."""
+    _log_lines(log, script, source)
+    code = compile(source, script, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=script, __builtins__=builtins, __loader__=None, __spec__=None, __package__=None,
+                         __cached__=None)
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
+def _log_lines(log, path: str, renamed: bytes) -> None:
+    with open(path, "rb") as file:
+        _, lines = rename_async_arguments(file.read())
+    for line in lines:
+        log.note_at(f"{_shown(path)}:{line}", RENAMED)
+
+
+def _shown(path: str) -> str:
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+class ProjectFinder(importlib.abc.MetaPathFinder):
+    """Finds the project's own modules as the path finder does, with a loader that renames async=."""
+
+    def __init__(self, root: str, log) -> None:
+        self.root = root + os.sep
+        self.log = log
+
+    def find_spec(self, fullname, path=None, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        origin = getattr(spec, "origin", None) if spec is not None else None
+        if (origin is None or not origin.endswith(".py") or not os.path.abspath(origin).startswith(self.root)
+                or not isinstance(spec.loader, importlib.machinery.SourceFileLoader)):
+            return None
+        spec.loader = _RenamingLoader(spec.loader.name, spec.loader.path, self.log)
+        return spec
+
+    def remove(self) -> None:
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+
+
+class _RenamingLoader(importlib.machinery.SourceFileLoader):
+    def __init__(self, fullname: str, path: str, log) -> None:
+        super().__init__(fullname, path)
+        self.log = log
+
+    def get_code(self, fullname):
+        renamed = renamed_source(self.path)
+        if renamed is None:
+            return super().get_code(fullname)
+        _log_lines(self.log, self.path, renamed)
+        return compile(renamed, self.path, "exec", dont_inherit=True)
