@@ -120,27 +120,46 @@ def _already(found: Read) -> tuple[str, int]:
 
 
 def _is_entry(found: Read, guard: cst.If | None, spawns: list[cst.Call], notes: list[Change]) -> bool:
+    """A training entry script: what runs when the file runs (its top-level statements, its
+    `__main__` block, and the functions and classes of the file these reach) builds an optimizer
+    or steps one in a loop. An evaluation, inference, export or serving script that reads a
+    command line does not; nor does a module whose training functions only another file calls."""
     module = found.module
     if not _imports_torch(module):
         return False
-    top_level = [s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
-    if any(_trains(found, s, into_scopes=False) for s in top_level):
-        return True
     if any(isinstance(found.scope_of(c), cst.Module) for c in spawns):
         return True  # it starts its training processes itself
-    trains = bool(spawns) or _trains(found, module, into_scopes=True)
-    if guard is not None and (trains or _parses_arguments(found, guard)):
+    top_level = [s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s is not guard]
+    runs = [*top_level, *([guard] if guard is not None else [])]
+    if any(_trains(found, node, into_scopes=True) for node in reached(module, runs)):
         return True
+    trains = bool(spawns) or _trains(found, module, into_scopes=True)
     if guard is not None:
         notes.append(Change(found.line(guard), found.line(guard), "TP200", Operation.NOTE,
-                            "left as it was: its __main__ block trains nothing in this file (no optimizer, no "
-                            "backward): not taken for the training entry script"))
+                            "left as it was: what its __main__ block runs trains nothing in this file (no optimizer, "
+                            "no step in a loop): not taken for a training entry script (an evaluation, inference "
+                            "or export script; name it with --entry if it is one)"))
     elif trains:
         line = next((found.line(c) for c in [*spawns, *calls(module)] if c in spawns or _is_training_call(found, c)), 1)
         notes.append(Change(line, line, "TP200", Operation.NOTE,
                             "left as it was: it trains inside functions but runs nothing itself (a module "
                             "the entry script imports; that script gets the process group)"))
     return False
+
+
+def reached(module: cst.Module, roots: list[cst.CSTNode]) -> list[cst.CSTNode]:
+    """`roots` and the top-level functions and classes of `module` they name, and those these
+    name in turn (a class: its whole body, methods included)."""
+    defined = {s.name.value: s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+    seen, todo, out = set(), list(roots), []
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        for inner in walk(node):
+            if isinstance(inner, cst.Name) and inner.value in defined and inner.value not in seen:
+                seen.add(inner.value)
+                todo.append(defined[inner.value])
+    return out
 
 
 def _imports_torch(module: cst.Module) -> bool:
@@ -174,9 +193,3 @@ def _is_optimizer(found: Read, call: cst.Call) -> bool:
 
 def _is_backward_or_step(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "step")
-
-
-def _parses_arguments(found: Read, guard: cst.If) -> bool:
-    """A `__main__` block that reads a command line runs a program (often a `main()` elsewhere)."""
-    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parse_args", "parse_known_args")
-               or dotted(c.func) in ("main", "train", "run") for c in calls(guard))
