@@ -126,3 +126,61 @@ def test_a_data_parallel_of_another_functions_model_is_kept_with_a_row():
     text, rows = run(wrap_model, source)
     assert "    m = nn.DataParallel(Net()).to(device)\n" in text and WRAP in text
     assert (6, "TP203", "NOTE") in rows
+
+
+# A trainer in the style of the CIFAR wide-resnet scripts: a test-only path and the training path
+# each put the global `net` in a one-device DataParallel under `if use_cuda:`; the optimizer is
+# built inside `train()`, over the global.
+GLOBAL_NET = (
+    "import sys\nimport torch\nuse_cuda = torch.cuda.is_available()\n"
+    "if args.testOnly:\n    net = torch.load('ckpt')['net']\n    if use_cuda:\n        net.cuda()\n"
+    "        net = torch.nn.DataParallel(net, device_ids=range(torch.cuda.device_count()))\n"
+    "    net.eval()\n    sys.exit(0)\n"
+    "net = Net()\nif use_cuda:\n    net.cuda()\n    net = torch.nn.DataParallel(net, device_ids=range(torch.cuda.device_count()))\n"
+    "def train(epoch):\n    net.train()\n    net.training = True\n"
+    "    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)\n    for x in data:\n        optimizer.step()\n"
+    "def test(epoch):\n    net.training = False\n"
+    "for epoch in range(3):\n    train(epoch)\n    test(epoch)\n")
+
+
+def test_a_global_model_an_optimizer_in_a_function_trains_is_wrapped_where_the_training_path_makes_it():
+    text, rows = run(wrap_model, GLOBAL_NET)
+    wrap = "net = torch.nn.parallel.DistributedDataParallel(net, broadcast_buffers=False)\n"
+    assert text.count("DistributedDataParallel(") == 1
+    # after the training path's `if use_cuda:` block, before train() is defined: not in the test-only path
+    assert "net = Net()\nif use_cuda:\n    net.cuda()\n" + wrap + "def train(epoch)" in text
+    assert (14, "TP203", "INSERT") in rows
+
+
+def test_a_model_moved_only_under_a_condition_is_wrapped_without_device_ids():
+    """device_ids on a module left on the CPU raises ValueError: DDP takes the module's device."""
+    source = "import torch\nmodel = Net()\nif use_cuda:\n    model = model.cuda()\n" + OPTIMIZER + "train(model)\n"
+    text, _ = run(wrap_model, source)
+    assert "    model = model.cuda()\nmodel = torch.nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)\n" in text
+    ns = {"torch": __import__("torch")}
+    # the wrapped call is valid for a CPU module on a one-process gloo group
+    import torch.distributed as dist
+    if not dist.is_initialized():
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        ns.update(model=torch_linear(), LOCAL_RANK=0)
+        exec("model = torch.nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)", ns)
+        assert isinstance(ns["model"], torch_ddp())
+    finally:
+        dist.destroy_process_group()
+
+
+def test_a_model_moved_by_a_statement_of_its_block_keeps_device_ids():
+    source = "import torch\nmodel = Net()\nif use_cuda:\n    print(1)\nmodel = model.cuda()\n" + OPTIMIZER + "train(model)\n"
+    text, _ = run(wrap_model, source)
+    assert "model = model.cuda()\n" + WRAP in text
+
+
+def torch_linear():
+    import torch
+    return torch.nn.Linear(2, 2)
+
+
+def torch_ddp():
+    import torch
+    return torch.nn.parallel.DistributedDataParallel

@@ -30,6 +30,9 @@ DDP_ATTRIBUTES = frozenset({
     "bfloat16", "apply", "requires_grad_", "register_forward_hook", "register_forward_pre_hook",
     "register_full_backward_hook", "register_comm_hook", "no_sync", "training", "forward", "join",
     "type", "share_memory", "extra_repr"})
+# Whether the model is on its device where it is wrapped: moved by a statement of the block
+# itself, or only inside a compound one (`if use_cuda: net.cuda()`).
+SURELY, MAYBE = "surely", "maybe"
 STATE_DICT = frozenset({"state_dict", "load_state_dict"})
 # Where the file shows buffers DDP should keep equal across processes: BatchNorm's running stats.
 BATCHNORMS = frozenset({f"torch.nn.{kind}" for kind in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
@@ -54,16 +57,22 @@ def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
                                f"(iterated, indexed): wrap the model in DistributedDataParallel by hand once it is "
                                f"on its device", names.DDP)]
     name, placed = placed
-    block, after, _ = placed
+    block, after, on_device = placed
     edits, changes = Edits(), []
     changes += _drop_data_parallel(found, edits, name, found.scope_of(after))
     buffers, why = _broadcast_buffers(found)
     keyword = "" if buffers else ", broadcast_buffers=False"
-    wrap = f"{name} = {names.DDP}({name}, device_ids=[{names.LOCAL_RANK}]{keyword})\n"
+    if on_device == SURELY:
+        wrap = f"{name} = {names.DDP}({name}, device_ids=[{names.LOCAL_RANK}]{keyword})\n"
+        where = "once it is on its device"
+    else:  # (device_ids on a module left on the CPU raises ValueError: DDP takes the module's own device)
+        wrap = f"{name} = {names.DDP}({name}{keyword})\n"
+        where = ("after the statements that prepare it, without device_ids: it is moved to its device only "
+                 "under a condition, and DDP takes the device the module is on")
     edits.insert_after(after, statements(wrap))
     line = found.end_line(after)
     changes.append(Change(line, line, "TP203", Operation.INSERT,
-                          f"{name} wrapped in DistributedDataParallel once it is on its device; {why}", names.DDP))
+                          f"{name} wrapped in DistributedDataParallel {where}; {why}", names.DDP))
     changes += _through_module(found, edits, name, block, after)
     changes += _isinstance_tests(found, edits)
     changes += _functional(found, edits, name)
@@ -80,16 +89,57 @@ def _candidates(found: Read):
                 if inner is not call and isinstance(inner.func, cst.Attribute) \
                         and inner.func.attr.value in ("parameters", "named_parameters") \
                         and isinstance(inner.func.value, cst.Name):
-                    yield inner.func.value.value, found.statement_of(call)
+                    yield inner.func.value.value, _anchor(found, inner.func.value.value, call)
             for arg in call.args:
                 if isinstance(arg.value, cst.Name):
-                    yield arg.value.value, found.statement_of(call)
+                    yield arg.value.value, _anchor(found, arg.value.value, call)
     for call in calls(found.module):
         names_ = found.qualified(call.func)
         if names_ & DATA_PARALLEL or names_ & AMP_INITIALIZE or CONVERT_SYNC_BATCHNORM in names_:
             target = _assigned_name(found, call)
             if target is not None:
                 yield target, found.statement_of(call)
+
+
+def _anchor(found: Read, name: str, call: cst.Call) -> cst.BaseStatement:
+    """Where the optimizer over `name` is: its statement, or, where `name` is a global the
+    function holding it never assigns (`def train(): optimizer = SGD(net.parameters())`), the
+    top-level statement that holds that function, so the wrap goes where the global is made."""
+    statement = found.statement_of(call)
+    scope = found.scope_of(statement)
+    if not isinstance(scope, cst.FunctionDef) or _binds(scope, name):
+        return statement
+    node = statement
+    while node is not None and not isinstance(found.parent(node), cst.Module):
+        node = found.parent(node)
+    return node if node is not None else statement
+
+
+def _binds(function: cst.FunctionDef, name: str) -> bool:
+    """Whether `function` makes `name` one of its locals (an assignment to the bare name, a
+    parameter), not a `name.attr = ...` of a global."""
+    if any(p.name.value == name for p in function.params.params + function.params.kwonly_params
+           + function.params.posonly_params):
+        return True
+    for node in walk(function.body, into_scopes=False):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
+            [node.target] if isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)) else []
+        for target in targets:
+            if any(isinstance(n, cst.Name) and n.value == name
+                   for n in _bare_names(target)):
+                return True
+    return False
+
+
+def _bare_names(target: cst.BaseExpression):
+    """The names a target binds: itself, or the elements of a tuple or list (not `a.b`, `a[i]`)."""
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _bare_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _bare_names(target.value)
 
 
 def _is_optimizer_call(found: Read, call: cst.Call) -> bool:
@@ -128,13 +178,17 @@ def _placement(found: Read, name: str, anchor: cst.BaseStatement):
             continue
         body = list(block.body)
         stop = body.index(holder)
-        last, on_device = None, False
+        last, on_device = None, ""
         for index, statement in enumerate(body):
             if index > stop and _trains(found, statement, name):
                 break
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue  # (a definition runs nothing where it stands)
             if _prepares(found, statement, name):
                 last = statement
-                on_device = on_device or _moves(found, statement, name)
+                if _moves(found, statement, name):
+                    surely = isinstance(statement, cst.SimpleStatementLine)
+                    on_device = SURELY if surely or on_device == SURELY else MAYBE
         if last is None or not on_device or _used_as_container(found, block, name):
             return None
         return block, last, on_device
