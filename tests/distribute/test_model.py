@@ -104,10 +104,44 @@ def test_batchnorm_made_sync_needs_no_broadcast():
     assert WRAP in run(wrap_model, source)[0]
 
 
-def test_a_model_never_moved_to_its_device_here_is_reported_not_wrapped():
-    source = "import torch\nmodel = Net()\n" + OPTIMIZER + "train(model)\n"
+def test_a_model_this_file_never_moves_is_moved_to_its_device_by_the_wrap():
+    """(SimCLR: run.py makes the model and builds its optimizer; the trainer class it is handed to
+    moves it, after the wrap's place, which DDP could not follow.)"""
+    source = "import torch\nmodel = Net()\n" + OPTIMIZER + "trainer = Trainer(model=model)\n"
     text, rows = run(wrap_model, source)
-    assert text == source and rows == [(3, "TP203", "NOTE")]
+    assert text == ("import torch\nmodel = Net()\nmodel = torch.nn.parallel.DistributedDataParallel(model.cuda(), "
+                    "device_ids=[LOCAL_RANK], broadcast_buffers=False)\n" + OPTIMIZER + "trainer = Trainer(model=model)\n")
+    assert rows == [(2, "TP203", "INSERT")]
+
+
+def test_a_model_used_as_a_container_is_not_wrapped_and_no_loader_is_sharded():
+    from torchport.distribute import Options, distribute_source
+    source = ("import torch\nlayers = torch.nn.ModuleList([Net()]).cuda()\n"
+              "optimizer = torch.optim.SGD(layers.parameters(), lr=0.1)\n"
+              "train_loader = torch.utils.data.DataLoader(train_set, batch_size=64, shuffle=True)\n"
+              "for epoch in range(3):\n    for x in train_loader:\n        for layer in layers:\n            x = layer(x)\n"
+              "        x.sum().backward()\n        optimizer.step()\n")
+    done = distribute_source(source, "train.py", Options(entry=True))
+    assert "DistributedDataParallel" not in done.source and "DistributedSampler" not in done.source
+    assert "// WORLD_SIZE" not in done.source
+    rows = [(f.code, f.message) for f in done.findings]
+    assert any(code == "TP202" and "N processes would train N models apart" in m and "layers could not be wrapped" in m
+               for code, m in rows)
+
+
+def test_a_model_held_in_an_attribute_is_not_wrapped_and_no_loader_is_sharded():
+    from torchport.distribute import Options, distribute_source
+    source = ("import torch\nclass Trainer:\n    def __init__(self):\n        self.model = Net().cuda()\n"
+              "        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)\n"
+              "    def fit(self, loader):\n        for x in loader:\n            self.model(x).sum().backward()\n"
+              "            self.opt.step()\n"
+              "train_loader = torch.utils.data.DataLoader(train_set, batch_size=64, shuffle=True)\n"
+              "if __name__ == '__main__':\n    Trainer().fit(train_loader)\n")
+    done = distribute_source(source, "train.py", Options(entry=True))
+    assert "DistributedSampler" not in done.source and "// WORLD_SIZE" not in done.source
+    rows = [(f.code, f.operation.value, f.message) for f in done.findings]
+    assert any(code == "TP203" and "self.model is held in an attribute" in m for code, _, m in rows)
+    assert any(code == "TP202" and "self.model, held in an attribute" in m for code, _, m in rows)
 
 
 def test_a_file_without_a_model_gets_one_row():

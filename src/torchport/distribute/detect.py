@@ -39,6 +39,9 @@ class Plan:
     spawns: bool = False  # it starts its processes with mp.spawn / start_processes
     main_guard: bool = False  # it has `if __name__ == "__main__":` (the setup goes at its top)
     notes: list[Change] = field(default_factory=list)  # rows about the file as a whole (TP200)
+    # Why the model step wrapped no model in DDP ("" when it did): then no loader is sharded, or
+    # N processes would train N models apart, each on 1/N of the data.
+    unwrapped: str = ""
 
     @property
     def to_distribute(self) -> bool:

@@ -42,6 +42,8 @@ def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
     """`source` with its training loaders sharded across the processes (module docstring)."""
     if not _LOADERS_SPELLED.search(source) and not (options.batch == "per-rank" and "optim" in source):
         return source, []  # (nothing to do: the scope analysis below costs more than the parse)
+    if getattr(plan, "unwrapped", ""):  # (a step run alone, in tests, has no plan)
+        return source, [_left_whole(plan.unwrapped)]
     try:
         facts = Facts.read(MetadataWrapper(cst.parse_module(source)))
     except Exception:  # (LibCST's scope analysis fails on some odd code: such a file is left as it is)
@@ -61,6 +63,13 @@ def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
     if edits.needs_torch and not binds_torch(module):
         module = with_import_torch(module)
     return module.code, sorted(edits.changes, key=lambda c: (c.start_line, c.code))
+
+
+def _left_whole(why: str) -> Change:
+    return Change(1, 1, CODE, Operation.NOTE,
+                  f"no DistributedSampler and no batch split: {why}, and N processes would train N models apart, "
+                  "each on its own 1/N of the data; each process reads the whole set until the model is wrapped "
+                  "by hand (then add DistributedSampler to the training loader)")
 
 
 @dataclass

@@ -32,7 +32,9 @@ DDP_ATTRIBUTES = frozenset({
     "type", "share_memory", "extra_repr"})
 # Whether the model is on its device where it is wrapped: moved by a statement of the block
 # itself, or only inside a compound one (`if use_cuda: net.cuda()`).
-SURELY, MAYBE = "surely", "maybe"
+# NEVER: the file never moves it (another module may, after the wrap, which DDP cannot follow):
+# the wrap moves it to this process's device first.
+SURELY, MAYBE, NEVER = "surely", "maybe", "never"
 STATE_DICT = frozenset({"state_dict", "load_state_dict"})
 # Where the file shows buffers DDP should keep equal across processes: BatchNorm's running stats.
 BATCHNORMS = frozenset({f"torch.nn.{kind}" for kind in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
@@ -46,12 +48,20 @@ def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
     found = Read(source)
     candidates = list(_candidates(found))
     if not candidates:
+        held = _held_model(found)
+        if held is not None:  # (an optimizer trains a model this step cannot rebind)
+            plan.unwrapped = f"the model the optimizer trains is {held}, held in an attribute, which is not wrapped"
+            line = next(found.line(c) for c in calls(found.module) if _is_optimizer_call(found, c))
+            return source, [Change(line, line, "TP203", Operation.NOTE,
+                                   f"{held} is held in an attribute: not wrapped in DistributedDataParallel; wrap it "
+                                   "by hand where it is made, once it is on its device", names.DDP)]
         return source, _no_model(found)
     placed = next(((name, p) for name, anchor in candidates
                    if (p := _placement(found, name, anchor)) is not None), None)
     if placed is None:
         name, anchor = candidates[0]
         line = found.line(anchor)
+        plan.unwrapped = f"{name} could not be wrapped in DistributedDataParallel (line {line})"
         return source, [Change(line, line, "TP203", Operation.NOTE,
                                f"{name} is not moved to its device where it is made, or is used as a container "
                                f"(iterated, indexed): wrap the model in DistributedDataParallel by hand once it is "
@@ -65,6 +75,10 @@ def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
     if on_device == SURELY:
         wrap = f"{name} = {names.DDP}({name}, device_ids=[{names.LOCAL_RANK}]{keyword})\n"
         where = "once it is on its device"
+    elif on_device == NEVER:
+        wrap = f"{name} = {names.DDP}({name}.cuda(), device_ids=[{names.LOCAL_RANK}]{keyword})\n"
+        where = ("moved to this process's device first: this file never moves it (a module it is handed to may, "
+                 "after the wrap, which DDP cannot follow)")
     else:  # (device_ids on a module left on the CPU raises ValueError: DDP takes the module's own device)
         wrap = f"{name} = {names.DDP}({name}{keyword})\n"
         where = ("after the statements that prepare it, without device_ids: it is moved to its device only "
@@ -142,6 +156,18 @@ def _bare_names(target: cst.BaseExpression):
         yield from _bare_names(target.value)
 
 
+def _held_model(found: Read) -> str | None:
+    """`self.model` in `SGD(self.model.parameters())`: a model held in an attribute."""
+    for call in calls(found.module):
+        if _is_optimizer_call(found, call):
+            for inner in calls(call):
+                if inner is not call and isinstance(inner.func, cst.Attribute) \
+                        and inner.func.attr.value in ("parameters", "named_parameters") \
+                        and isinstance(inner.func.value, cst.Attribute):
+                    return code(inner.func.value)
+    return None
+
+
 def _is_optimizer_call(found: Read, call: cst.Call) -> bool:
     qualified = found.qualified(call.func)
     if any(q.startswith("torch.optim.") and "lr_scheduler" not in q and q.split(".")[-1][:1].isupper()
@@ -189,9 +215,10 @@ def _placement(found: Read, name: str, anchor: cst.BaseStatement):
                 if _moves(found, statement, name):
                     surely = isinstance(statement, cst.SimpleStatementLine)
                     on_device = SURELY if surely or on_device == SURELY else MAYBE
-        if last is None or not on_device or _used_as_container(found, block, name):
+        if last is None or _used_as_container(found, block, name):
             return None
-        return block, last, on_device
+        on_device = on_device or (NEVER if not _moved_anywhere(found, name) else "")
+        return (block, last, on_device) if on_device else None
     return None
 
 
@@ -204,6 +231,13 @@ def _first_assignment(found: Read, name: str, anchor: cst.BaseStatement) -> cst.
                 and isinstance(node, cst.SimpleStatementLine) and _assigns(node, name):
             return node
     return None
+
+
+def _moved_anywhere(found: Read, name: str) -> bool:
+    """Whether any statement of the file moves `name` (a move in another block, after the wrap's
+    place, leaves the wrap where it cannot be placed)."""
+    return any(_moves(found, found.statement_of(c), name) for c in calls(found.module)
+               if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("to", "cuda"))
 
 
 def _used_as_container(found: Read, block, name: str) -> bool:
