@@ -30,6 +30,11 @@ OWN_LAUNCHERS = {
 }
 LAUNCHER_RANK = ("LOCAL_RANK", "--local_rank", "--local-rank")
 _OPTIMIZER = re.compile(r"torch\.optim\.[A-Z]\w*$")
+# Words without which a file neither trains nor spawns (an optimizer, a step, backward, spawn).
+_MAY_TRAIN = re.compile(r"optim|\bstep\b|backward|spawn|start_processes")
+TRAINS_NOTHING = ("left as it was: what its __main__ block runs trains nothing in this file (no optimizer, no step in "
+                  "a loop): not taken for a training entry script (an evaluation, inference or export script; name "
+                  "it with --entry if it is one)")
 
 
 @dataclass
@@ -56,7 +61,9 @@ class Plan:
 
 def read(module: cst.Module, options) -> Plan:
     """What the steps need to know of `module` (`options.entry` overrides the entry guess)."""
-    found = Read(module.code)
+    if options.entry is None and not _MAY_TRAIN.search(module.code):
+        return _trains_nothing(module)  # (no metadata to resolve: most of a tree's files)
+    found = Read.of(module.code)
     guard = main_guard(found.module)
     plan = Plan(main_guard=guard is not None)
     spawn_calls = [c for c in calls(found.module) if found.is_api(c.func, SPAWNS)]
@@ -77,6 +84,26 @@ def read(module: cst.Module, options) -> Plan:
         plan.notes.append(Change(already_line, already_line, "TP200", Operation.NOTE,
                                  f"left as it was{tail}: distributed already ({plan.already})"))
     return plan
+
+
+def _trains_nothing(module: cst.Module) -> Plan:
+    """The plan of a file with no word of training in it (no optimizer, step, backward or spawn)."""
+    guard = main_guard(module)
+    plan = Plan(main_guard=guard is not None)
+    if guard is not None and _imports_torch(module):
+        line = _line_of(module, guard)
+        plan.notes.append(Change(line, line, "TP200", Operation.NOTE, TRAINS_NOTHING))
+    return plan
+
+
+def _line_of(module: cst.Module, statement: cst.BaseStatement) -> int:
+    """The line a top-level statement starts at (its leading blank and comment lines skipped)."""
+    line = 1
+    for top in module.body:
+        if top is statement:
+            return line + len(top.leading_lines)
+        line += module.code_for_node(top).count("\n")
+    return line
 
 
 def main_guard(module: cst.Module) -> cst.If | None:
@@ -138,10 +165,7 @@ def _is_entry(found: Read, guard: cst.If | None, spawns: list[cst.Call], notes: 
         return True
     trains = bool(spawns) or _trains(found, module, into_scopes=True)
     if guard is not None:
-        notes.append(Change(found.line(guard), found.line(guard), "TP200", Operation.NOTE,
-                            "left as it was: what its __main__ block runs trains nothing in this file (no optimizer, "
-                            "no step in a loop): not taken for a training entry script (an evaluation, inference "
-                            "or export script; name it with --entry if it is one)"))
+        notes.append(Change(found.line(guard), found.line(guard), "TP200", Operation.NOTE, TRAINS_NOTHING))
     elif trains:
         line = next((found.line(c) for c in [*spawns, *calls(module)] if c in spawns or _is_training_call(found, c)), 1)
         notes.append(Change(line, line, "TP200", Operation.NOTE,

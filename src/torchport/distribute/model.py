@@ -45,7 +45,7 @@ SYNC_BATCHNORM = frozenset({"torch.nn.SyncBatchNorm", CONVERT_SYNC_BATCHNORM})
 def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
     if not plan.single_card:
         return source, []
-    found = Read(source)
+    found = Read.of(source)
     candidates = list(_candidates(found))
     if not candidates:
         held = _held_model(found)

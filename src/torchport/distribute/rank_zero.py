@@ -27,7 +27,7 @@ CHECKPOINT_WORDS = ("checkpoint", "ckpt", "resume", "state_dict", "best", "model
 def rank_zero(source: str, plan, options) -> tuple[str, list[Change]]:
     if not plan.single_card:
         return source, []
-    found = Read(source)
+    found = Read.of(source)
     edits, changes = Edits(), []
     savers = _save_like_functions(found.module)
     private = _private_paths(found)

@@ -45,7 +45,7 @@ CUDA = "cuda"
 def insert_setup(source: str, plan, options) -> tuple[str, list[Change]]:
     if not plan.single_card:
         return source, []
-    found = Read(source)
+    found = Read.of(source)
     edits, changes = Edits(), []
     module = found.module
     guard = main_guard(module)

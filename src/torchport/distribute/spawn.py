@@ -27,7 +27,7 @@ SHARED = frozenset({"Queue", "SimpleQueue", "JoinableQueue", "Pipe", "Manager", 
 def launch_in_place(source: str, plan, options) -> tuple[str, list[Change]]:
     if not plan.spawns:
         return source, []
-    found = Read(source)
+    found = Read.of(source)
     edits, changes = Edits(), []
     for call in calls(found.module):
         if found.is_api(call.func, SPAWNS):
