@@ -32,6 +32,8 @@ LAUNCHER_RANK = ("LOCAL_RANK", "--local_rank", "--local-rank")
 _OPTIMIZER = re.compile(r"torch\.optim\.[A-Z]\w*$")
 # Words without which a file neither trains nor spawns (an optimizer, a step, backward, spawn).
 _MAY_TRAIN = re.compile(r"optim|\bstep\b|backward|spawn|start_processes")
+IMPORTED_TRAINER = ("it trains inside functions but runs nothing itself (a module the entry script imports; that "
+                    "script gets the process group): only its saving and printing go to rank 0")
 TRAINS_NOTHING = ("left as it was: what its __main__ block runs trains nothing in this file (no optimizer, no step in "
                   "a loop): not taken for a training entry script (an evaluation, inference or export script; name "
                   "it with --entry if it is one)")
@@ -47,6 +49,9 @@ class Plan:
     # Why the model step wrapped no model in DDP ("" when it did): then no loader is sharded, or
     # N processes would train N models apart, each on 1/N of the data.
     unwrapped: str = ""
+    # A module that trains in functions another file calls (SimCLR's simclr.py): it gets rank 0
+    # saving and printing only, with RANK read from the launcher's environment.
+    trainer_module: bool = False
 
     @property
     def to_distribute(self) -> bool:
@@ -78,6 +83,7 @@ def read(module: cst.Module, options) -> Plan:
         plan.entry = bool(options.entry)
     else:
         plan.entry = _is_entry(found, guard, spawn_calls, plan.notes)
+        plan.trainer_module = not plan.entry and any(n.message == IMPORTED_TRAINER for n in plan.notes)
     plan.spawns = bool(spawn_lines) and bool(plan.already)
     if plan.already and plan.entry:
         tail = " except its mp.spawn (the launcher starts the processes)" if plan.spawns else ""
@@ -168,9 +174,7 @@ def _is_entry(found: Read, guard: cst.If | None, spawns: list[cst.Call], notes: 
         notes.append(Change(found.line(guard), found.line(guard), "TP200", Operation.NOTE, TRAINS_NOTHING))
     elif trains:
         line = next((found.line(c) for c in [*spawns, *calls(module)] if c in spawns or _is_training_call(found, c)), 1)
-        notes.append(Change(line, line, "TP200", Operation.NOTE,
-                            "left as it was: it trains inside functions but runs nothing itself (a module "
-                            "the entry script imports; that script gets the process group)"))
+        notes.append(Change(line, line, "TP200", Operation.NOTE, IMPORTED_TRAINER))
     return False
 
 

@@ -64,6 +64,10 @@ def distribute_source(source: str, path: str = "<string>", options: Options = Op
         return Distributed(source)
     findings = [_finding(path, change, None) for change in plan.notes]
     if not plan.to_distribute:
+        if plan.trainer_module and not plan.already:
+            text, changes = rank_zero.in_trainer_module(source, options)
+            findings += [_finding(path, change, None) for change in changes]
+            return Distributed(text, sorted(findings, key=lambda f: (f.start_line, f.code)), plan)
         return Distributed(source, findings, plan)
     text = source
     for step in STEPS:
