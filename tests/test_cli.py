@@ -54,3 +54,15 @@ def test_a_closed_pipe_ends_the_listing_quietly(tmp_path):
     for _ in range(5):
         done = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True)
         assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+def test_run_help_names_every_target_auto_tries_in_its_order(cli):
+    """`--target auto` picks the first available of the targets marked `auto` (discovered, so a
+    vendor's target is among them): the help says which, read from the same list."""
+    from torchport import targets
+
+    status, out, _ = cli("run", "--help")
+    assert status == 0
+    said = " ".join(out.split())
+    assert f"the first available of {', '.join(targets.auto_order())}, else cpu" in said
+    assert "cuda" in targets.auto_order()

@@ -236,3 +236,23 @@ def test_check_says_when_what_it_reads_as_cuda_code_is_npu_code(tmp_path, cli):
     assert "looks like NPU code (1 of 1 files use torch_npu); migrate it with --from npu" in err
     status, out, err = cli("check", source, "--target", "cpu", "--from", "npu")
     assert status == 1 and "TP403" in out and "looks like NPU code" not in err
+
+
+def test_rows_of_inserted_code_point_at_lines_of_the_file_as_read(tmp_path, cli):
+    """An inserted line is not in the file a person reads: its row names the line it goes above
+    there, as every other row names a line of the input (here two removed imports shift the new
+    code's lines: they go above line 6, `scaler = GradScaler()`)."""
+    (tmp_path / "train.py").write_text(
+        "import os\n"
+        "import torch\n"
+        "from torch.cuda.amp import GradScaler\n"
+        "from torch.cuda.amp import autocast\n"
+        "import numpy as np\n"
+        "scaler = GradScaler()\n"
+        "x = torch.zeros(2).cuda()\n"
+        "with autocast():\n"
+        "    pass\n"
+    )
+    status, out, _ = cli("check", tmp_path / "train.py", "-t", "accelerator")
+    inserted = [line for line in out.splitlines() if " TP000 insert" in line]
+    assert len(inserted) == 3 and all(line.split(":")[1] == "6" for line in inserted), out

@@ -217,10 +217,12 @@ def test_a_failing_step_costs_only_the_distribution(cli, project, tmp_path, monk
 
     monkeypatch.setattr(driver, "STEPS", (broken,))
     out = tmp_path / "out"
-    assert cli("migrate", project, "-o", out, "-t", "cpu", "--distributed")[0] == 0
+    status, said, _ = cli("migrate", project, "-o", out, "-t", "cpu", "--distributed")
+    assert status == 1 and "internal errors 1: bugs in torchport" in said  # (ours: loud, though the file is migrated)
     assert ".cpu()" in (out / "train.py").read_text()  # migrated as without --distributed
     left = _summary(out)["distributed"]["left_alone"]
     assert left == [{"file": "train.py", "reason": "not distributed: internal error (RuntimeError: a bug)"}]
+    assert _summary(out)["internal_errors"] == [{"file": "train.py", "reason": left[0]["reason"]}]
 
 
 def test_batch_mode_reaches_the_steps(cli, project, tmp_path, monkeypatch, fake_steps):

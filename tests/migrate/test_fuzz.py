@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from _idioms import IDIOMS
 from _ported import PORTED
 
 from torchport import targets
@@ -36,76 +37,6 @@ NODES = hypothesmith.from_node()
 NAMES = st.sampled_from(["x", "model", "batch", "self.net", "t[0]", "args.rank"])
 INDICES = st.sampled_from(["0", "1", "rank", "i + 1", "-1"])
 
-# Templates: {v} a value, {i} an index. One idiom may be several statements.
-IDIOMS = [
-    "{v} = {v}.cuda()",
-    "{v}.cuda({i})",
-    "y = {v}.cuda(non_blocking=True)",
-    "y = {v}.cuda(device={i}, non_blocking=False)",
-    "y = torch.zeros(2).cuda()",
-    "ok = {v}.is_cuda",
-    "y = {v}.to(0)",
-    "y = {v}.to('cuda')",
-    "y = torch.ones(3, device=0)",
-    'device = "cuda"',
-    "device = 'cuda:0'",
-    'device = f"cuda:{{{i}}}"',
-    'device = "cuda:%d" % {i}',
-    'device = "cuda:{{}}".format({i})',
-    'device = "cuda:" + str({i})',
-    'device = torch.device("cuda", {i})',
-    'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
-    'device = "cuda" if torch.cuda.is_available() else "cpu"',
-    "torch.cuda.synchronize()",
-    "torch.cuda.synchronize(); torch.cuda.synchronize()",
-    "torch.cuda.empty_cache()",
-    "torch.cuda.set_device({i})",
-    "torch.cuda.manual_seed_all({i})",
-    "n = torch.cuda.device_count()",
-    "m = torch.cuda.max_memory_allocated() / 2**20",
-    "torch.cuda.reset_peak_memory_stats()",
-    "p = torch.cuda.get_device_properties({i})",
-    "name = torch.cuda.get_device_name({i})",
-    "print(torch.cuda.memory_allocated(), torch.cuda.is_available())",
-    "x = torch.cuda.synchronize() or 1",
-    "f = lambda: torch.cuda.empty_cache()",
-    "(n := torch.cuda.device_count())",
-    "sync = torch.cuda.synchronize",
-    "weird = torch.cuda.not_a_real_api({v})",
-    "if torch.cuda.is_available():\n    torch.cuda.synchronize()",
-    "if torch.cuda.is_available():\n    torch.cuda.empty_cache()\nelse:\n    pass",
-    "with torch.cuda.device({i}):\n    pass",
-    "s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = {v} * 2",
-    "with torch.cuda.amp.autocast():\n    y = {v}",
-    "with torch.cuda.amp.autocast(dtype=torch.float16), torch.no_grad():\n    y = {v}",
-    "with torch.autocast('cuda', dtype=torch.float16):\n    pass",
-    "with torch.autocast(device_type='cuda', dtype=torch.half) as ctx:\n    pass",
-    "scaler = torch.cuda.amp.GradScaler()",
-    "scaler = torch.cuda.amp.GradScaler(init_scale=2.0 ** 16, enabled=True)",
-    "@torch.cuda.amp.custom_fwd\ndef fwd(ctx, a):\n    return a",
-    "@torch.cuda.amp.custom_bwd(cast_inputs=torch.float32)\ndef bwd(ctx, g):\n    return g",
-    "from torch.cuda.amp import autocast, GradScaler\nwith autocast():\n    scaler = GradScaler()",
-    "from torch.cuda import synchronize as sync\nsync()",
-    "from torch import cuda\ncuda.empty_cache()",
-    "import torch.cuda as tc\ntc.synchronize()",
-    "import torch.distributed as dist\ndist.init_process_group(backend='nccl')",
-    "torch.distributed.init_process_group(torch.distributed.Backend.NCCL)",
-    "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[{i}], output_device={i})",
-    "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0, 1])",
-    'os.environ["CUDA_VISIBLE_DEVICES"] = "0"',
-    "torch.backends.cudnn.benchmark = True",
-    "state = torch.load('ckpt.pt', map_location='cuda:0')",
-    "state = torch.load('ckpt.pt', map_location=0)",
-    "start = torch.cuda.Event(enable_timing=True)\nend = torch.cuda.Event(enable_timing=True)\n"
-    "start.record()\nend.record()\nend.synchronize()\nms = start.elapsed_time(end)",
-    "ev = torch.cuda.Event()\nev.record()\nev.query()",
-    "self_start = [torch.cuda.Event(enable_timing=True)]",
-    "try:\n    torch.cuda.synchronize()\nexcept torch.cuda.OutOfMemoryError:\n    torch.cuda.empty_cache()",
-    "del device\nglobal_device = 'cuda'",
-    '"""Runs on cuda."""',
-    "# cuda comment only",
-    "print('cuda', 'nccl', b'cuda')",
-]
 
 WRAPPERS = [
     "{body}",
@@ -117,7 +48,13 @@ WRAPPERS = [
     "if __name__ == '__main__':\n{indented}",
     "with open('f') as fh:\n{indented}",
     "try:\n{indented}\nfinally:\n    pass",
+    "if rank:\n    pass\nelif x:\n{indented}\nelse:\n{indented}",
+    "match rank:\n    case 0:\n{indented2}",
 ]
+
+
+def wrapped(wrapper: str, body: str) -> str:
+    return wrapper.format(body=body, indented=textwrap.indent(body, "    "), indented2=textwrap.indent(body, "        "))
 
 
 @st.composite
@@ -128,7 +65,7 @@ def idiom_block(draw) -> str:
         lines.append(template.format(v=draw(NAMES), i=draw(INDICES)))
     body = "\n".join(lines)
     wrapper = draw(st.sampled_from(WRAPPERS))
-    return wrapper.format(body=body, indented=textwrap.indent(body, "    "))
+    return wrapped(wrapper, body)
 
 
 HEADERS = ["import torch\n", "import os\nimport torch\n", "from __future__ import annotations\nimport torch\n"]
@@ -221,7 +158,7 @@ def test_each_idiom_alone(target: str) -> None:
     for number, template in enumerate(IDIOMS):
         body = template.format(v="x", i="rank") + "\ndone = True"
         wrapper = WRAPPERS[number % len(WRAPPERS)]
-        program = "import os\nimport torch\n\n" + wrapper.format(body=body, indented=textwrap.indent(body, "    ")) + "\n"
+        program = "import os\nimport torch\n\n" + wrapped(wrapper, body) + "\n"
         assert _compiles(program), program
         result = check(program.encode(), target)
         assert result.error is None, (program, result.error)

@@ -238,3 +238,29 @@ def test_several_sources_each_go_to_their_own_folder(cli, tmp_path: Path) -> Non
     code, stdout, err = cli("migrate", tmp_path / "a", tmp_path / "one.py", "--diff", "-t", "cpu")
     assert code == 0 and "+++ b/a/train.py" in stdout and "+++ b/one.py" in stdout
     assert "2 would change, 0 other files; nothing written (--diff)" in err
+
+
+def test_an_internal_error_is_loud_exit_1_and_counted(cli, tmp_path: Path, monkeypatch) -> None:
+    """A bug of ours costs the file its migration, never the run, but it is not a quiet skip: the
+    summary counts it, summary.json lists it, and the exit status is 1 (with or without --strict)."""
+    from torchport.migrate.rules import cuda_method
+
+    def broken(self, node):
+        raise TypeError("'IndentedBlock' object is not iterable")
+
+    monkeypatch.setattr(cuda_method.CudaMethodRule, "visit_Call", broken)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "train.py").write_text("import torch\nx = torch.zeros(2).cuda()\n")
+    (src / "fine.py").write_text("import torch\ntorch.backends.cudnn.benchmark = True\n")
+    out = tmp_path / "out"
+    status, said, _ = cli("migrate", src, "-o", out, "-t", "cpu", "--jobs", "1")
+    assert status == 1
+    assert "internal errors 1: bugs in torchport" in said
+    assert "    train.py: not migrated, copied unchanged: internal error (TypeError: 'IndentedBlock' object is not iterable)" in said
+    assert (out / "train.py").read_bytes() == (src / "train.py").read_bytes()  # left as it was
+    summary = json.loads((out / "torchport_report" / "summary.json").read_text())
+    assert [row["file"] for row in summary["internal_errors"]] == ["train.py"]
+    monkeypatch.undo()
+    status, said, _ = cli("migrate", src, "-o", tmp_path / "again", "-t", "cpu", "--jobs", "1")
+    assert status == 0 and "internal errors" not in said

@@ -33,10 +33,26 @@ def test_piped_progress_is_a_line_per_interval_with_the_time_left_then_a_last_li
         lines.step()
     lines.done()
     assert stream.getvalue().splitlines() == [
-        "torchport: 3/10 files (30%), 00:06 elapsed, about 00:14 left",
-        "torchport: 7/10 files (70%), 00:15 elapsed, about 00:06 left",
+        "torchport: 3/10 files (30%), 00:06 elapsed, estimating the time left",
+        "torchport: 7/10 files (70%), 00:15 elapsed, estimating the time left",
         "torchport: 10/10 files (100%) in 00:18",
     ]
+
+
+def test_the_time_left_waits_for_enough_files_to_mean_something():
+    """A few files say little of the rest (one heavy file first): the estimate waits for ten files,
+    or a twentieth of a large run, and then averages over the whole run so far."""
+    stream, clock = io.StringIO(), Clock()
+    lines = Lines(400, stream, interval=5, clock=clock)
+    for seconds in [30] + [1] * 39:  # one heavy file, then quick ones
+        clock.now += seconds
+        lines.step()
+    said = stream.getvalue().splitlines()
+    assert said[0] == "torchport: 1/400 files (0%), 00:30 elapsed, estimating the time left"
+    assert all("estimating" in line for line in said if int(line.split("/")[0].split()[-1]) < 20)
+    assert said[-1] == "torchport: 36/400 files (9%), 01:05 elapsed, about 10:57 left"  # 65 s * 364 / 36
+    assert progress.estimate_ready(10, 100) and not progress.estimate_ready(9, 100)
+    assert progress.estimate_ready(3, 3) and not progress.estimate_ready(19, 400)
 
 
 def test_a_run_shorter_than_the_interval_prints_nothing_when_piped():
@@ -59,13 +75,18 @@ def test_the_kind_of_progress_follows_the_stream_and_quiet():
     bar.done()
 
 
-def test_the_terminal_bar_shows_the_time_left():
+def test_the_terminal_bar_shows_the_time_left_once_it_means_something():
     stream = Terminal()
     bar = Bar(40, stream)
     for _ in range(2):
         bar.step()
+    bar.bar.refresh()  # (tqdm draws at most every 0.1 s)
+    assert stream.getvalue().rstrip().endswith("2/40 [00:00<estimating]")
+    for _ in range(10):
+        bar.step()
     bar.done()
-    assert "2/40" in stream.getvalue() and "<" in stream.getvalue()  # tqdm's [elapsed<remaining]
+    last = stream.getvalue().rsplit("\r", 1)[-1]
+    assert "12/40" in last and re.search(r"<\d\d:\d\d", last), last  # tqdm's [elapsed<remaining]
 
 
 def test_migrate_piped_prints_progress_lines_and_with_q_nothing(cli, tmp_path, monkeypatch):

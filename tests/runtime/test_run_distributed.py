@@ -115,7 +115,7 @@ def test_a_failing_step_leaves_the_script_as_it_is(cli, script, tmp_path, monkey
     script.write_text("import torch\nprint('ran', torch.ones(1).cuda().device.type)\n")
     status, out, err = cli("run", "--target", "cpu", "--log", tmp_path / "log", "--distributed", script)
     assert status == 0 and "ran cpu" in out
-    assert "runs as it is (internal error in the rewrite: RuntimeError: a bug)" in err
+    assert "runs as it is (the rewrite failed: internal error (RuntimeError: a bug))" in err
 
 
 def test_starts_torchrun_on_itself(cli, script, tmp_path, monkeypatch, no_launcher):

@@ -83,6 +83,15 @@ def test_a_target_with_source_that_does_not_parse_is_refused_when_it_is_made():
     assert isinstance(dataclasses.replace(cpu, dist_backend='"gloo"'), Target)
 
 
+def test_a_definition_that_does_not_parse_is_refused_when_the_target_is_made():
+    """A definition is written into every migrated file that uses it: one that is not Python
+    would break them all (the check once sat after a `raise`, and never ran)."""
+    cpu = targets.get("cpu")
+    with pytest.raises(ValueError, match="HELPER is not valid Python"):
+        dataclasses.replace(cpu, definitions={**cpu.definitions, "HELPER": "HELPER = (1,"})
+    assert dataclasses.replace(cpu, definitions={**cpu.definitions, "HELPER": "HELPER = (1,)"}).definitions["HELPER"]
+
+
 @pytest.mark.parametrize("name", ["npu", "xpu", "accelerator"])
 def test_an_index_computed_at_run_time_may_be_none(name):
     """`model.to(args.gpu)` with `--gpu` left at None: the current device, never "xpu:None"

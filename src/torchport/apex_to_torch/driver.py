@@ -17,6 +17,7 @@ from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Read
 from torchport.distribute.lines import back, line_map
+from torchport.errors import internal_error
 from torchport.findings import Finding
 
 # A file that never says apex is not read at all.
@@ -70,7 +71,7 @@ def convert_source(source: str, path: str = "<string>") -> Converted:
     except Unconvertible as why:
         return _compat(source, path, why)
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a step's bug costs the file its native form only)
-        return _compat(source, path, Unconvertible(0, f"internal error ({type(error).__name__}: {error})"))
+        return _compat(source, path, Unconvertible(0, internal_error(error)))
 
 
 def _compat(source: str, path: str, why: Unconvertible) -> Converted:

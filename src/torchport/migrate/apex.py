@@ -15,7 +15,8 @@ from torchport.apex_to_torch import driver
 from torchport.apex_to_torch.driver import MENTIONS_APEX
 from torchport.apis.apex import APEX
 from torchport.findings import Finding, Operation
-from torchport.migrate.distributed import decoded, first_line, mapped_back
+from torchport.errors import internal_error
+from torchport.migrate.distributed import decoded, mapped_back
 from torchport.distribute.lines import line_map
 from torchport.migrate.source import FileResult
 from torchport.pyast import parse_quietly
@@ -48,7 +49,7 @@ def convert_then_migrate(data: bytes, path: str, mode: str, target: Target, migr
     try:
         converted = driver.convert_source(text, path)
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a bug in the conversion costs the file its conversion only)
-        why = f"apex not converted: internal error ({type(error).__name__}: {first_line(error)})"
+        why = f"apex not converted: {internal_error(error)}"
         return _unconverted(data, path, target, why, migrate)
     if not converted.changed:
         rows = list(converted.findings)

@@ -62,8 +62,10 @@ the reports (outside SRC; default: a new temporary folder, printed at the end). 
 alone and `git checkout` undoes it) unless --allow-dirty; outside a checkout it runs, as ruff
 --fix does: keep a copy.
 
-exit status: 0 done; 1 done, but with --strict something was unsupported or not parsed, or
-there was no Python file in SRC to migrate (a warning says so, as `torchport check` does);
+exit status: 0 done; 1 done, but torchport met an internal error (a bug of ours: the summary
+counts them, summary.json lists them; the files or steps they cost were left as they were), or
+with --strict something was unsupported or not parsed, or there was no Python file in SRC to
+migrate (a warning says so, as `torchport check` does);
 2 usage error (nothing written); 130 interrupted (Ctrl-C or SIGTERM: only whole files written).
 """
 
@@ -279,7 +281,7 @@ def _migrate(args: argparse.Namespace, out: Path | None) -> int:
     note_source(args, "migrate", outcome, options)
     empty = warn_of_no_python(args, outcome)
     troubled = outcome.count(Operation.UNSUPPORTED) or len(outcome.skipped) > len(outcome.skipped_on_request)
-    return 1 if empty or (args.strict and troubled) else 0
+    return 1 if empty or outcome.internal_errors() or (args.strict and troubled) else 0
 
 
 def warn_of_no_python(args: argparse.Namespace, outcome: engine.Outcome) -> bool:
@@ -294,6 +296,17 @@ def warn_of_no_python(args: argparse.Namespace, outcome: engine.Outcome) -> bool
     given = " ".join(str(path) for path in args.src)
     print(f"torchport migrate: warning: no Python files in {given}: nothing to migrate", file=sys.stderr)
     return True
+
+
+def print_internal_errors(outcome: engine.Outcome, file) -> None:
+    """Loud, since they are ours: how many internal errors, the first few, and where to report them."""
+    errors = outcome.internal_errors()
+    if not errors:
+        return
+    print(f"  internal errors {len(errors)}: bugs in torchport, each left its file (or step) as it was; "
+          "please report them with the lines they name (exit status 1)", file=file)
+    for path, reason in errors[:5]:
+        print(f"    {path}: {reason}", file=file)
 
 
 def _interrupt(signum, frame) -> None:
@@ -334,6 +347,7 @@ def print_summary(outcome: engine.Outcome, options: engine.Options, file) -> Non
         f"affinity {outcome.count(Operation.AFFINITY)}",
         file=file,
     )
+    print_internal_errors(outcome, file)
     print_suppressed(outcome, file)
     reasons = Counter(reason for _, reason in outcome.excluded if reason not in QUIET_EXCLUSIONS)
     if reasons:

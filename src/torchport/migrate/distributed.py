@@ -14,6 +14,7 @@ from typing import Callable
 from torchport.distribute.driver import Distribution, Options, distribute_source
 from torchport.distribute.changes import SUBJECTS
 from torchport.distribute.lines import back, line_map
+from torchport.errors import internal_error
 from torchport.findings import Finding, Operation
 from torchport.migrate.rules.async_keyword import AsyncKeywordRule
 from torchport.migrate.source import FileResult
@@ -57,7 +58,7 @@ def _distribute_then_migrate(data: bytes, path: str, request: Request, migrate: 
         done = distribute_source(text, path, request.options_for(path))
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a step's bug costs the file its distribution only)
         plain = migrate(data)
-        why = f"not distributed: internal error ({type(error).__name__}: {first_line(error)})"
+        why = f"not distributed: {internal_error(error)}"
         return _with_rows(plain, [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why, SUBJECTS[NOTE_CODE])], Distribution(True, False, why))
     plan = done.plan
     if plan is None:  # (not valid Python to LibCST: migrated, or reported, as before)
@@ -110,8 +111,4 @@ def decoded(data: bytes) -> tuple[str, str] | None:
         return data.decode(encoding), encoding
     except (SyntaxError, LookupError, UnicodeDecodeError):
         return None
-
-
-def first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [""])[0]
 

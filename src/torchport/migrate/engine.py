@@ -30,6 +30,7 @@ from torchport.distribute.command_line import MAX_TEXT, is_documentation
 from torchport.migrate.distributed import Request
 from torchport.migrate import from_npu
 from torchport import targets
+from torchport.errors import is_internal_error
 from torchport.findings import Finding, Operation
 from torchport.migrate.selection import ALL_PREFIX, RuleSelection
 from torchport.migrate import in_place
@@ -115,6 +116,12 @@ class Outcome:
     def count(self, operation: Operation) -> int:
         return sum(1 for f in self.findings if f.operation is operation)
 
+    def internal_errors(self) -> list[tuple[str, str]]:
+        """(file, what failed) for each bug of torchport's that cost a file, or one step of a file:
+        a skipped file's reason or a row that names an internal error."""
+        found = [(file, reason) for file, reason in self.skipped if is_internal_error(reason)]
+        return found + [(f.file, f.message) for f in self.findings if is_internal_error(f.message)]
+
     def changes_by_rule(self) -> dict[str, int]:
         return dict(sorted(Counter(f.code for f in self.findings if f.operation.is_change).items()))
 
@@ -171,6 +178,7 @@ class Outcome:
             "affinity": self.count(Operation.AFFINITY),
             "suppressed": len(self.suppressed),
             "suppressed_by_rule": dict(sorted(Counter(f.code for f in self.suppressed).items())),
+            "internal_errors": [{"file": f, "reason": r} for f, r in self.internal_errors()],
             "skipped_on_request": self.skipped_on_request,
             "skipped": [{"file": f, "reason": r} for f, r in self.skipped],
             "excluded": [{"path": f, "reason": r} for f, r in self.excluded],

@@ -16,7 +16,8 @@ from dataclasses import replace
 from typing import Callable
 
 from torchport.findings import Finding, Operation
-from torchport.migrate.distributed import decoded, first_line, mapped_back
+from torchport.errors import internal_error
+from torchport.migrate.distributed import decoded, mapped_back
 from torchport.distribute.lines import line_map
 from torchport.migrate.selection import npu_codes
 from torchport.migrate.source import FileResult
@@ -55,7 +56,7 @@ def convert_then_migrate(data: bytes, path: str, source: str, target: Target,
     try:
         converted = driver.convert_source(text, path, target)
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a bug in the conversion costs the file its conversion only)
-        why = f"NPU code not converted: internal error ({type(error).__name__}: {first_line(error)})"
+        why = f"NPU code not converted: {internal_error(error)}"
         return _with_rows(migrate(data), [_note(path, why)])
     if not converted.changed:
         return _with_rows(migrate(data), list(converted.findings))

@@ -11,6 +11,16 @@ from typing import Callable, Protocol, TextIO
 
 BAR_MIN_FILES = 20  # fewer files go by before a bar is worth drawing
 INTERVAL = 5.0  # seconds between two lines when piped
+# Files cost very different times (a 30-line script, a 5,000-line model zoo): the time left is
+# estimated from the average over the run so far, and said only once that average means something.
+ESTIMATE_MIN_FILES = 10
+ESTIMATE_MIN_SHARE = 0.05
+ESTIMATING = "estimating"
+
+
+def estimate_ready(done: int, total: int) -> bool:
+    """Whether `done` of `total` files are enough to tell the time left."""
+    return done >= min(total, max(ESTIMATE_MIN_FILES, ESTIMATE_MIN_SHARE * total))
 
 
 class Progress(Protocol):
@@ -38,7 +48,10 @@ def _is_terminal(stream: TextIO) -> bool:
 
 
 class Bar:
-    """tqdm's bar: files done, the rate, time spent and the time left."""
+    """tqdm's bar: files done, the rate, time spent and the time left (from the whole run's
+    average, `smoothing=0`, once estimate_ready; "estimating" before)."""
+
+    WAITING = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<" + ESTIMATING + "]"
 
     def __init__(self, total: int, stream: TextIO) -> None:
         from tqdm import tqdm  # (here: a run without a bar does not pay for the import)
@@ -46,9 +59,13 @@ class Bar:
         # A size from shutil (80x24 where the terminal tells none): tqdm's own reading of a
         # terminal with no size (a bare pty) is -1 rows, and it closes the bar before drawing it.
         size = shutil.get_terminal_size()
-        self.bar = tqdm(total=total, file=stream, unit="file", ncols=size.columns, nrows=size.lines, leave=True)
+        self.total = total
+        self.bar = tqdm(total=total, file=stream, unit="file", ncols=size.columns, nrows=size.lines, leave=True,
+                        smoothing=0, bar_format=self.WAITING)
 
     def step(self) -> None:
+        if self.bar.bar_format is not None and estimate_ready(self.bar.n + 1, self.total):
+            self.bar.bar_format = None  # (tqdm's own, with the time left)
         self.bar.update(1)
 
     def done(self) -> None:
@@ -79,7 +96,8 @@ class Lines:
             self.last = now
             elapsed = now - self.started
             left = elapsed * (self.total - self.count) / self.count
-            self._say(f"{self._where()}, {_clock(elapsed)} elapsed, about {_clock(left)} left")
+            said = f"about {_clock(left)} left" if estimate_ready(self.count, self.total) else f"{ESTIMATING} the time left"
+            self._say(f"{self._where()}, {_clock(elapsed)} elapsed, {said}")
 
     def done(self) -> None:
         if self.said:

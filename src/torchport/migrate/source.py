@@ -19,6 +19,8 @@ from torchport.migrate.device_holders import DeviceNames
 from torchport.migrate.device_indices import INDEX_SOURCES, IndexNames, mentions_of
 from torchport.migrate.elide import Elision, definitions, elide_definitions, names_near_cuda, top_level_lines
 from torchport.migrate.mentions import Mentions
+from torchport.distribute.lines import back, line_map
+from torchport.errors import INTERNAL_ERROR
 from torchport.findings import Finding, Operation
 from torchport.migrate.names import ImportTable
 from torchport.migrate.rules import RULES
@@ -322,10 +324,14 @@ def _checked(
     context: FileContext, original: str, parts: list[str] | None = None,
 ) -> FileResult:
     """The migrated `code`, with the rows of the import tidying placed, once Python compiles it
-    (or compiles each of `parts`, which make it: a large file's pieces, see pieces.py)."""
+    (or compiles each of `parts`, which make it: a large file's pieces, see pieces.py). Every row
+    names a line of the file as read: an inserted line is found in `code`, then mapped back to the
+    line of `original` it was put beside, as every other row is numbered."""
     printed = {False: code.splitlines(), True: original.splitlines()}
+    inserted = line_map(original, code, align_replaced=True) if any(not in_original for *_, in_original in import_rows) else []
     import_findings = [
-        _import_finding(context, operation, message, _line_of(printed[in_original], matches))
+        _import_finding(context, operation, message,
+                        _line_of(printed[True], matches) if in_original else back(inserted, _line_of(printed[False], matches)))
         for operation, message, matches, in_original in import_rows
     ]
     findings = sorted(findings + import_findings, key=lambda f: (f.start_line, f.code))
@@ -388,7 +394,7 @@ def _migrate_in_pieces(
     whole, import_rows = _tidy_imports(cuda_imports, whole, shared, _names_used(codes) if cuda_imports else None)
     code = skeleton.restore(whole.code)
     if code is None:
-        return FileResult(source, error="internal error (a piece of the file was lost on the way)")
+        return FileResult(source, error=f"{INTERNAL_ERROR} (a piece of the file was lost on the way)")
     if unterminated:
         code = code.removesuffix(newline)
     result = _checked(source, path, code, encoding, findings, import_rows, shared, text, skeleton.parts_to_compile(whole.code))
@@ -598,13 +604,14 @@ def _tidy_imports(
         module = imports.insert_after_torch_import(module, target.setup_import)
         rows.append((Operation.INSERT, f"insert import {target.setup_import}", f"import {target.setup_import}".__eq__, False))
     needed = [name for name in target.definitions if name in context.needed_definitions]
+    definition_rows = []
     for name in reversed(needed):  # (each goes right after the imports: they end up in the target's order)
         statement = target.definitions[name]
         if not imports.has_statement(module, statement):
             module = imports.insert_after_imports(module, statement)
             first = statement.partition("\n")[0].removesuffix(":")
-            rows.append((Operation.INSERT, f"insert {first}", lambda text, first=first: text.startswith(first), False))
-    return module, rows
+            definition_rows.append((Operation.INSERT, f"insert {first}", lambda text, first=first: text.startswith(first), False))
+    return module, rows + definition_rows[::-1]  # (the rows in the order of the lines they insert)
 
 
 def _import_finding(context: FileContext, operation: Operation, message: str, line: int) -> Finding:

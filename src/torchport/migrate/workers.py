@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 
 from torchport import targets
+from torchport.errors import internal_error
 from torchport.migrate.apex import KEEP, MODES as APEX_MODES, convert_then_migrate, default_mode
 from torchport.migrate.distributed import Request, distribute_then_migrate
 from torchport.migrate import from_npu
@@ -121,8 +122,7 @@ def migrate_one(job: Job, choices: Choices | str) -> FileResult:
     except MemoryError:
         return FileResult(job.data, error="needs more memory than a file may take")
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a rule's bug must not stop the run)
-        first = (str(error).strip().splitlines() or [""])[0]
-        return FileResult(job.data, error=f"internal error ({type(error).__name__}: {first})")
+        return FileResult(job.data, error=internal_error(error))
 
 
 def _parse_error(data: bytes) -> str | None:

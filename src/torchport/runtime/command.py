@@ -40,7 +40,7 @@ from torchport.syntax import BEFORE_37, PYTHON2, syntax_problem
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default="auto", choices=["auto", *targets.names()],
-                        help="where to run (default auto: the first available of npu, xpu, mps, else cpu)")
+                        help=f"where to run (default auto: the first available of {', '.join(targets.auto_order())}, else cpu)")
     parser.add_argument("--log", metavar="FILE",
                         help="call-site log (default torchport_run.log; torchrun ranks add .rank<N>, mp.spawn processes .proc<I>)")
     parser.add_argument("--honest-to", metavar="PKGS",

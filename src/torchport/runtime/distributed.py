@@ -20,7 +20,7 @@ import types
 
 from torchport.distribute import Options, distribute_source
 from torchport.distribute.lines import back, line_map
-from torchport.errors import UsageError
+from torchport.errors import UsageError, internal_error
 from torchport.runtime.autoload import RANKS_LOG_ENV
 
 
@@ -61,7 +61,7 @@ def runner(script: str, batch: str = "global"):
         else:
             why = done.plan.already if done.plan is not None and done.plan.already else "nothing to change"
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a step's bug: the script still runs, as it is)
-        why = f"internal error in the rewrite: {type(error).__name__}: {(str(error).splitlines() or [''])[0]}"
+        why = f"the rewrite failed: {internal_error(error)}"
     if code is None:
         code = compile(text, script, "exec", dont_inherit=True)
         if os.environ.get("RANK", "0") == "0":

@@ -164,9 +164,9 @@ class Target:
         for name, statement in self.definitions.items():
             if not statement.startswith((f"{name} = ", f"def {name}(", f"class {name}:", f"class {name}(")):
                 raise ValueError(f"target {self.name}: the definition of {name} must assign it or define it")
+            _check_source(self.name, name, statement, "exec")
         if self.host_timing and fallbacks.HOST_EVENT not in self.definitions:
             raise ValueError(f"target {self.name}: host timing needs a {fallbacks.HOST_EVENT} definition")
-            _check_source(self.name, name, statement, "exec")
         if self.device_function is not None and not self.definitions.get(self.device_function, "").startswith("def "):
             raise ValueError(f"target {self.name}: its device function {self.device_function} is not a function it defines")
         for field_name in EXPRESSION_FIELDS:

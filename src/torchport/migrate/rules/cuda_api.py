@@ -300,14 +300,15 @@ def _removing(statement: cst.Expr):
     return lambda line: remove_statement(line) if len(line.body) == 1 else _without_statement(line, statement)
 
 
-def _without_statement(line: cst.SimpleStatementLine, statement: cst.Expr) -> cst.BaseStatement:
-    """`line` without `statement` (as it was before any fix), and no semicolon left dangling."""
+def _without_statement(line: cst.SimpleStatementLine | cst.SimpleStatementSuite, statement: cst.Expr) -> cst.CSTNode:
+    """`line` (or one-line suite) without `statement` (as it was before any fix), and no semicolon
+    left dangling."""
     body = list(line.body)
     for index, candidate in enumerate(body):
         if candidate.deep_equals(statement):
             del body[index]
             break
     if not body:
-        return cst.RemoveFromParent()
+        return remove_statement(line)
     body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
     return line.with_changes(body=body)

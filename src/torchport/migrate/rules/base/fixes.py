@@ -119,8 +119,12 @@ class _RemovedStatement(cst.SimpleStatementLine):
     block and gives the comments to the statement that follows (or to the block's end)."""
 
 
-def remove_statement(line: cst.BaseStatement) -> cst.BaseStatement | cst.RemovalSentinel:
-    """The fix that removes a statement line, keeping the comment lines above it."""
+def remove_statement(line: cst.BaseStatement | cst.SimpleStatementSuite) -> cst.CSTNode | cst.RemovalSentinel:
+    """The fix that removes a statement line, keeping the comment lines above it; a one-line
+    suite (`if prof: torch.cuda.nvtx.range_push("x")`) keeps its place with `pass` (an `if` left
+    doing nothing then goes whole, as leave_If says)."""
+    if isinstance(line, cst.SimpleStatementSuite):
+        return line.with_changes(body=[cst.Pass()])
     if not any(empty.comment for empty in line.leading_lines):
         return cst.RemoveFromParent()
     return _RemovedStatement(body=[cst.Pass()], leading_lines=line.leading_lines)

@@ -24,7 +24,7 @@ def previous_statement(statement: cst.BaseSmallStatement, parent: Parents, asks_
     if index > 0:
         return line.body[index - 1]
     block = parent(line)
-    body = list(getattr(block, "body", ()))
+    body = _statements(block)
     at = _index(body, line)
     if at > 0:
         before = body[at - 1]
@@ -43,17 +43,23 @@ def next_statement(statement: cst.BaseSmallStatement, parent: Parents) -> cst.Ba
     index = _index(line.body, statement)
     if index < len(line.body) - 1:
         return line.body[index + 1]
-    body = list(getattr(parent(line), "body", ()))
+    body = _statements(parent(line))
     at = _index(body, line)
     after = body[at + 1] if 0 <= at < len(body) - 1 else None
     return after.body[0] if isinstance(after, cst.SimpleStatementLine) else None
 
 
 def _statement_before(compound: cst.BaseCompoundStatement, parent: Parents) -> cst.BaseSmallStatement | None:
-    body = list(getattr(parent(compound), "body", ()))
+    body = _statements(parent(compound))  # (nothing for sure before an `elif`: its parent is the `if`)
     at = _index(body, compound)
     before = body[at - 1] if at > 0 else None
     return before.body[-1] if isinstance(before, cst.SimpleStatementLine) else None
+
+
+def _statements(block: cst.CSTNode | None) -> list[cst.BaseStatement]:
+    """The statements of a block (a module or an indented block); none for anything else that
+    holds a statement, such as an `if` holding its `elif`."""
+    return list(block.body) if isinstance(block, (cst.Module, cst.IndentedBlock)) else []
 
 
 def _index(items, item) -> int:
