@@ -218,3 +218,27 @@ def torch_linear():
 def torch_ddp():
     import torch
     return torch.nn.parallel.DistributedDataParallel
+
+
+def test_every_model_an_optimizer_trains_is_wrapped():
+    """A GAN: the generator left unwrapped would train apart on each process."""
+    source = ("import torch\nnetG = G().cuda()\nnetD = D().cuda()\n"
+              "optD = torch.optim.Adam(netD.parameters())\noptG = torch.optim.Adam(netG.parameters())\n"
+              "for x in data:\n    netD(netG(x)).sum().backward()\n    optD.step()\n    optG.step()\n")
+    text, rows = run(wrap_model, source)
+    assert "netG = G().cuda()\nnetG = torch.nn.parallel.DistributedDataParallel(netG, device_ids=[LOCAL_RANK], " in text
+    assert "netD = D().cuda()\nnetD = torch.nn.parallel.DistributedDataParallel(netD, device_ids=[LOCAL_RANK], " in text
+    assert sorted(r for r in rows if r[2] == "INSERT") == [(2, "TP203", "INSERT"), (3, "TP203", "INSERT")]
+    compile(text, "gan.py", "exec")
+
+
+def test_the_wrap_follows_the_models_own_initialisation_in_place():
+    """DDP broadcasts rank 0's weights when it wraps: a `model.apply(weights_init)` after the wrap
+    would leave each process with its own random weights (DCGAN)."""
+    source = ("import torch\nnetG = G().cuda()\nnetG.apply(weights_init)\nif opt.netG != '':\n"
+              "    netG.load_state_dict(torch.load(opt.netG))\nprint(netG)\n"
+              "optG = torch.optim.Adam(netG.parameters())\nfor x in data:\n    netG(x).sum().backward()\n")
+    text, _ = run(wrap_model, source)
+    assert ("netG.apply(weights_init)\n"
+            "netG = torch.nn.parallel.DistributedDataParallel(netG, device_ids=[LOCAL_RANK]") in text
+    assert "netG.module.load_state_dict" in text  # (a checkpoint, the same on every process, after the wrap)

@@ -36,6 +36,9 @@ DDP_ATTRIBUTES = frozenset({
 # the wrap moves it to this process's device first.
 SURELY, MAYBE, NEVER = "surely", "maybe", "never"
 STATE_DICT = frozenset({"state_dict", "load_state_dict"})
+# Methods that set a module's weights in place, on each process its own way (a random init; a
+# checkpoint, the same on every process, may be loaded after the wrap, through .module).
+SETS_WEIGHTS = frozenset({"apply", "reset_parameters", "init_weights", "_init_weights"})
 # Where the file shows buffers DDP should keep equal across processes: BatchNorm's running stats.
 BATCHNORMS = frozenset({f"torch.nn.{kind}" for kind in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
                                                         "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d")})
@@ -88,9 +91,49 @@ def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
     changes.append(Change(line, line, "TP203", Operation.INSERT,
                           f"{name} wrapped in DistributedDataParallel {where}; {why}", names.DDP))
     changes += _through_module(found, edits, name, block, after)
+    changes += _other_models(found, edits, name, after, keyword, why)
     changes += _isinstance_tests(found, edits)
     changes += _functional(found, edits, name)
     return edits.apply(found.module), changes
+
+
+def _other_models(found: Read, edits: Edits, first: str, first_after, keyword: str, why: str) -> list[Change]:
+    """Every other model an optimizer of the file trains (a GAN's generator beside its
+    discriminator) wrapped too: one left alone would train apart on each process."""
+    changes, done, used = [], {first}, {id(first_after)}
+    for name, anchor in _trained(found):
+        if name in done:
+            continue
+        done.add(name)
+        placed = _placement(found, name, anchor)
+        if placed is None or id(placed[1]) in used:
+            line = found.line(anchor)
+            changes.append(Change(line, line, "TP203", Operation.NOTE,
+                                  f"{name}, which an optimizer also trains, is not wrapped in DistributedDataParallel: "
+                                  "wrap it by hand once it is on its device, or each process trains its own", names.DDP))
+            continue
+        block, after, on_device = placed
+        used.add(id(after))
+        ids = f", device_ids=[{names.LOCAL_RANK}]" if on_device == SURELY else ""
+        moved = f"{name}.cuda()" if on_device == NEVER else name
+        edits.insert_after(after, statements(f"{name} = {names.DDP}({moved}{ids}{keyword})\n"))
+        line = found.end_line(after)
+        changes.append(Change(line, line, "TP203", Operation.INSERT,
+                              f"{name} wrapped in DistributedDataParallel as well (an optimizer trains it too); {why}",
+                              names.DDP))
+        changes += _through_module(found, edits, name, block, after)
+    return changes
+
+
+def _trained(found: Read):
+    """(a model name, its optimizer's anchor) for each optimizer over `name.parameters()`."""
+    for call in calls(found.module):
+        if _is_optimizer_call(found, call):
+            for inner in calls(call):
+                if inner is not call and isinstance(inner.func, cst.Attribute) \
+                        and inner.func.attr.value in ("parameters", "named_parameters") \
+                        and isinstance(inner.func.value, cst.Name):
+                    yield inner.func.value.value, _anchor(found, inner.func.value.value, call)
 
 
 def _candidates(found: Read):
@@ -268,13 +311,20 @@ def _assigns(statement: cst.CSTNode, name: str) -> bool:
 
 
 def _prepares(found: Read, statement: cst.BaseStatement, name: str) -> bool:
-    """An assignment to the model (not a `model = model.load_state_dict(...)`) or a move of it."""
-    if _moves(found, statement, name):
+    """An assignment to the model (not a `model = model.load_state_dict(...)`), a move of it, or
+    a change of its weights in place (`model.apply(weights_init)`): DDP
+    broadcasts rank 0's weights when it wraps, so each process's own initialisation must come first."""
+    if _moves(found, statement, name) or _sets_weights(statement, name):
         return True
     if not _assigns(statement, name):
         return False
     return not any(isinstance(c.func, cst.Attribute) and c.func.attr.value in STATE_DICT
                    and dotted(c.func.value) == name for c in calls(statement, into_scopes=False))
+
+
+def _sets_weights(statement: cst.BaseStatement, name: str) -> bool:
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in SETS_WEIGHTS and dotted(c.func.value) == name
+               for c in calls(statement, into_scopes=False))
 
 
 def _moves(found: Read, statement: cst.BaseStatement, name: str) -> bool:
