@@ -20,11 +20,16 @@ def notes(p) -> list[tuple[int, str]]:
 
 @pytest.mark.parametrize("source", [
     pytest.param("import torch\ndef main():\n" + TRAINS + "if __name__ == '__main__':\n    main()\n", id="a __main__ guard"),
-    pytest.param('import torch\ndef main():\n' + TRAINS + 'if "__main__" == __name__:\n    go()\n', id="a guard, reversed"),
+    pytest.param('import torch\ndef main():\n' + TRAINS + 'if "__main__" == __name__:\n    main()\n', id="a guard, reversed"),
     pytest.param("import torch\nfor x in data:\n    model(x).sum().backward()\n", id="a loop that calls backward"),
     pytest.param("import torch\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n", id="an optimizer built"),
-    pytest.param("import argparse\nimport torch\nif __name__ == '__main__':\n    args = parser.parse_args()\n",
-                 id="a guard reading its command line"),
+    pytest.param("import torch\ndef train():\n" + TRAINS + "for epoch in range(3):\n    train()\n",
+                 id="a module-level loop over a function of the file that trains"),
+    pytest.param("import torch\nclass Trainer:\n    def fit(self):\n" + TRAINS.replace("    ", "        ")
+                 + "def main():\n    Trainer().fit()\nif __name__ == '__main__':\n    main()\n",
+                 id="a guard reaching a trainer class's method"),
+    pytest.param("import torch\ndef main():\n    opt = torch.optim.Adam(model.parameters())\n    Runner(opt).run()\n"
+                 "if __name__ == '__main__':\n    main()\n", id="a guard reaching an optimizer built"),
 ])
 def test_an_entry_script_is_distributed(source):
     found = plan(source)
@@ -45,6 +50,23 @@ def test_a_module_that_trains_in_functions_only_is_not_an_entry_and_says_so():
     assert not found.entry
     assert [line for line, _ in notes(found)] == [4]  # the first backward()
     assert "a module the entry script imports" in notes(found)[0][1]
+
+
+@pytest.mark.parametrize("source", [
+    pytest.param("import argparse\nimport torch\ndef validate(args):\n    with torch.no_grad():\n"
+                 "        for x in loader:\n            model(x)\nif __name__ == '__main__':\n"
+                 "    validate(parser.parse_args())\n", id="an evaluation script reading its command line"),
+    pytest.param("import torch\nfrom flask import Flask\napp = Flask(__name__)\n@app.route('/')\ndef predict():\n"
+                 "    return model(torch.zeros(1)).tolist()\nif __name__ == '__main__':\n    app.run()\n",
+                 id="a server"),
+    pytest.param("import torch\ndef export(m):\n    torch.onnx.export(m, torch.zeros(1), 'm.onnx')\n"
+                 "def train():\n" + TRAINS + "if __name__ == '__main__':\n    export(model)\n",
+                 id="an export script whose training function its __main__ never reaches"),
+])
+def test_a_script_whose_entry_reaches_no_training_is_not_an_entry(source):
+    found = plan(source)
+    assert not found.entry
+    assert "trains nothing in this file" in notes(found)[0][1]
 
 
 def test_a_main_block_that_trains_nothing_is_not_an_entry_and_says_so():
@@ -119,4 +141,4 @@ def test_in_a_distributed_script_that_spawns_nothing_but_the_spawn_changes():
                              "    print(rank)\n    dist.init_process_group")
     result = distribute_source("import torch\n" + source)
     assert "DataLoader(ds, batch_size=8, shuffle=True)" in result.source and "    print(rank)\n" in result.source
-    assert "WORLD_SIZE" not in result.source and 'if "LOCAL_RANK" in os.environ:' in result.source
+    assert "WORLD_SIZE =" not in result.source and 'if "LOCAL_RANK" in os.environ:' in result.source  # (no setup block)

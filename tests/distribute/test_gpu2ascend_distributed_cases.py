@@ -18,6 +18,8 @@ from torchport.distribute import Options, distribute_source
 from torchport.migrate import migrate_source
 
 DDP = "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[LOCAL_RANK], broadcast_buffers=False)\n"
+# (a model moved to its device only under a condition: DDP takes the module's own device)
+DDP_ANY_DEVICE = "model = torch.nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)\n"
 
 
 def distributed(source: str) -> str:
@@ -71,13 +73,14 @@ DDP_CASES = [
 def test_distributed_data_parallel_rule_wraps_the_model_once_it_is_on_its_device(source, after, before):
     cuda = distributed(source)
     assert cuda.count("DistributedDataParallel(") == 1
-    assert after + DDP in cuda  # at the module's level, right after its last preparation
+    wrap = DDP if not after.startswith(" ") else DDP_ANY_DEVICE
+    assert after + wrap in cuda  # at the module's level, right after its last preparation
     if before is not None:
-        assert cuda.index(DDP) < cuda.index(before)
+        assert cuda.index(wrap) < cuda.index(before)
     assert "DataParallel(model)" not in cuda.replace("DistributedDataParallel(model", "")
     npu = on_npu(cuda)
     assert 'init_process_group("hccl")' in npu and "torch.npu.set_device(LOCAL_RANK)" in npu
-    assert DDP in npu  # the device_ids stay on npu: one device per process
+    assert wrap in npu  # the device_ids stay on npu: one device per process
     compile(npu, "train.py", "exec")
 
 

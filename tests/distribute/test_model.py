@@ -104,10 +104,44 @@ def test_batchnorm_made_sync_needs_no_broadcast():
     assert WRAP in run(wrap_model, source)[0]
 
 
-def test_a_model_never_moved_to_its_device_here_is_reported_not_wrapped():
-    source = "import torch\nmodel = Net()\n" + OPTIMIZER + "train(model)\n"
+def test_a_model_this_file_never_moves_is_moved_to_its_device_by_the_wrap():
+    """(SimCLR: run.py makes the model and builds its optimizer; the trainer class it is handed to
+    moves it, after the wrap's place, which DDP could not follow.)"""
+    source = "import torch\nmodel = Net()\n" + OPTIMIZER + "trainer = Trainer(model=model)\n"
     text, rows = run(wrap_model, source)
-    assert text == source and rows == [(3, "TP203", "NOTE")]
+    assert text == ("import torch\nmodel = Net()\nmodel = torch.nn.parallel.DistributedDataParallel(model.cuda(), "
+                    "device_ids=[LOCAL_RANK], broadcast_buffers=False)\n" + OPTIMIZER + "trainer = Trainer(model=model)\n")
+    assert rows == [(2, "TP203", "INSERT")]
+
+
+def test_a_model_used_as_a_container_is_not_wrapped_and_no_loader_is_sharded():
+    from torchport.distribute import Options, distribute_source
+    source = ("import torch\nlayers = torch.nn.ModuleList([Net()]).cuda()\n"
+              "optimizer = torch.optim.SGD(layers.parameters(), lr=0.1)\n"
+              "train_loader = torch.utils.data.DataLoader(train_set, batch_size=64, shuffle=True)\n"
+              "for epoch in range(3):\n    for x in train_loader:\n        for layer in layers:\n            x = layer(x)\n"
+              "        x.sum().backward()\n        optimizer.step()\n")
+    done = distribute_source(source, "train.py", Options(entry=True))
+    assert "DistributedDataParallel" not in done.source and "DistributedSampler" not in done.source
+    assert "// WORLD_SIZE" not in done.source
+    rows = [(f.code, f.message) for f in done.findings]
+    assert any(code == "TP202" and "N processes would train N models apart" in m and "layers could not be wrapped" in m
+               for code, m in rows)
+
+
+def test_a_model_held_in_an_attribute_is_not_wrapped_and_no_loader_is_sharded():
+    from torchport.distribute import Options, distribute_source
+    source = ("import torch\nclass Trainer:\n    def __init__(self):\n        self.model = Net().cuda()\n"
+              "        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)\n"
+              "    def fit(self, loader):\n        for x in loader:\n            self.model(x).sum().backward()\n"
+              "            self.opt.step()\n"
+              "train_loader = torch.utils.data.DataLoader(train_set, batch_size=64, shuffle=True)\n"
+              "if __name__ == '__main__':\n    Trainer().fit(train_loader)\n")
+    done = distribute_source(source, "train.py", Options(entry=True))
+    assert "DistributedSampler" not in done.source and "// WORLD_SIZE" not in done.source
+    rows = [(f.code, f.operation.value, f.message) for f in done.findings]
+    assert any(code == "TP203" and "self.model is held in an attribute" in m for code, _, m in rows)
+    assert any(code == "TP202" and "self.model, held in an attribute" in m for code, _, m in rows)
 
 
 def test_a_file_without_a_model_gets_one_row():
@@ -126,3 +160,85 @@ def test_a_data_parallel_of_another_functions_model_is_kept_with_a_row():
     text, rows = run(wrap_model, source)
     assert "    m = nn.DataParallel(Net()).to(device)\n" in text and WRAP in text
     assert (6, "TP203", "NOTE") in rows
+
+
+# A trainer in the style of the CIFAR wide-resnet scripts: a test-only path and the training path
+# each put the global `net` in a one-device DataParallel under `if use_cuda:`; the optimizer is
+# built inside `train()`, over the global.
+GLOBAL_NET = (
+    "import sys\nimport torch\nuse_cuda = torch.cuda.is_available()\n"
+    "if args.testOnly:\n    net = torch.load('ckpt')['net']\n    if use_cuda:\n        net.cuda()\n"
+    "        net = torch.nn.DataParallel(net, device_ids=range(torch.cuda.device_count()))\n"
+    "    net.eval()\n    sys.exit(0)\n"
+    "net = Net()\nif use_cuda:\n    net.cuda()\n    net = torch.nn.DataParallel(net, device_ids=range(torch.cuda.device_count()))\n"
+    "def train(epoch):\n    net.train()\n    net.training = True\n"
+    "    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)\n    for x in data:\n        optimizer.step()\n"
+    "def test(epoch):\n    net.training = False\n"
+    "for epoch in range(3):\n    train(epoch)\n    test(epoch)\n")
+
+
+def test_a_global_model_an_optimizer_in_a_function_trains_is_wrapped_where_the_training_path_makes_it():
+    text, rows = run(wrap_model, GLOBAL_NET)
+    wrap = "net = torch.nn.parallel.DistributedDataParallel(net, broadcast_buffers=False)\n"
+    assert text.count("DistributedDataParallel(") == 1
+    # after the training path's `if use_cuda:` block, before train() is defined: not in the test-only path
+    assert "net = Net()\nif use_cuda:\n    net.cuda()\n" + wrap + "def train(epoch)" in text
+    assert (14, "TP203", "INSERT") in rows
+
+
+def test_a_model_moved_only_under_a_condition_is_wrapped_without_device_ids():
+    """device_ids on a module left on the CPU raises ValueError: DDP takes the module's device."""
+    source = "import torch\nmodel = Net()\nif use_cuda:\n    model = model.cuda()\n" + OPTIMIZER + "train(model)\n"
+    text, _ = run(wrap_model, source)
+    assert "    model = model.cuda()\nmodel = torch.nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)\n" in text
+    ns = {"torch": __import__("torch")}
+    # the wrapped call is valid for a CPU module on a one-process gloo group
+    import torch.distributed as dist
+    if not dist.is_initialized():
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        ns.update(model=torch_linear(), LOCAL_RANK=0)
+        exec("model = torch.nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)", ns)
+        assert isinstance(ns["model"], torch_ddp())
+    finally:
+        dist.destroy_process_group()
+
+
+def test_a_model_moved_by_a_statement_of_its_block_keeps_device_ids():
+    source = "import torch\nmodel = Net()\nif use_cuda:\n    print(1)\nmodel = model.cuda()\n" + OPTIMIZER + "train(model)\n"
+    text, _ = run(wrap_model, source)
+    assert "model = model.cuda()\n" + WRAP in text
+
+
+def torch_linear():
+    import torch
+    return torch.nn.Linear(2, 2)
+
+
+def torch_ddp():
+    import torch
+    return torch.nn.parallel.DistributedDataParallel
+
+
+def test_every_model_an_optimizer_trains_is_wrapped():
+    """A GAN: the generator left unwrapped would train apart on each process."""
+    source = ("import torch\nnetG = G().cuda()\nnetD = D().cuda()\n"
+              "optD = torch.optim.Adam(netD.parameters())\noptG = torch.optim.Adam(netG.parameters())\n"
+              "for x in data:\n    netD(netG(x)).sum().backward()\n    optD.step()\n    optG.step()\n")
+    text, rows = run(wrap_model, source)
+    assert "netG = G().cuda()\nnetG = torch.nn.parallel.DistributedDataParallel(netG, device_ids=[LOCAL_RANK], " in text
+    assert "netD = D().cuda()\nnetD = torch.nn.parallel.DistributedDataParallel(netD, device_ids=[LOCAL_RANK], " in text
+    assert sorted(r for r in rows if r[2] == "INSERT") == [(2, "TP203", "INSERT"), (3, "TP203", "INSERT")]
+    compile(text, "gan.py", "exec")
+
+
+def test_the_wrap_follows_the_models_own_initialisation_in_place():
+    """DDP broadcasts rank 0's weights when it wraps: a `model.apply(weights_init)` after the wrap
+    would leave each process with its own random weights (DCGAN)."""
+    source = ("import torch\nnetG = G().cuda()\nnetG.apply(weights_init)\nif opt.netG != '':\n"
+              "    netG.load_state_dict(torch.load(opt.netG))\nprint(netG)\n"
+              "optG = torch.optim.Adam(netG.parameters())\nfor x in data:\n    netG(x).sum().backward()\n")
+    text, _ = run(wrap_model, source)
+    assert ("netG.apply(weights_init)\n"
+            "netG = torch.nn.parallel.DistributedDataParallel(netG, device_ids=[LOCAL_RANK]") in text
+    assert "netG.module.load_state_dict" in text  # (a checkpoint, the same on every process, after the wrap)

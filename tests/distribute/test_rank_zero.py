@@ -81,3 +81,52 @@ def test_a_checkpoint_in_a_folder_each_process_makes_for_itself_is_saved_and_rea
     text, _ = run(rank_zero, source)
     assert "\ntorch.save(sd, path)\nif RANK == 0:\n    print('saved')\nsd = torch.load(path)\n" in text
     assert "barrier" not in text
+
+
+# A trainer class in a module the entry script imports (SimCLR's simclr.py): it saves its own
+# checkpoint, so every process would write it.
+TRAINER_MODULE = '''import os
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+
+    def train(self, loader, epochs):
+        for epoch in range(epochs):
+            for x in loader:
+                self.model(x).sum().backward()
+                self.optimizer.step()
+        print("done")
+        torch.save(self.model.state_dict(), os.path.join("runs", "last.pt"))
+'''
+
+
+def test_a_module_that_trains_for_the_entry_script_saves_and_prints_on_rank_0():
+    from torchport.distribute import Options, distribute_source
+
+    done = distribute_source(TRAINER_MODULE, "trainer.py", Options())
+    assert not done.plan.entry and done.plan.trainer_module
+    text = done.source
+    assert 'RANK = int(os.environ.get("RANK", 0))' in text.splitlines()[2]
+    assert "        if RANK == 0:\n            print(\"done\")\n            torch.save(" in text
+    assert "init_process_group" not in text and "DistributedDataParallel" not in text
+    import torch
+
+    for rank, saved in (("0", True), ("1", False)):
+        calls, namespace = [], {"__name__": "trainer"}
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("RANK", rank)
+            patch.setattr(torch, "save", lambda *a, **k: calls.append("save"))
+            exec(compile(text, "trainer.py", "exec"), namespace)
+            model = torch.nn.Linear(2, 1)
+            namespace["Trainer"](model, torch.optim.SGD(model.parameters(), lr=0.1)).train([torch.ones(1, 2)], 1)
+        assert (calls == ["save"]) is saved
+
+
+def test_a_module_of_definitions_that_trains_nothing_is_unchanged():
+    from torchport.distribute import Options, distribute_source
+
+    source = "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        print(x)\n        return x\n"
+    assert distribute_source(source, "net.py", Options()).source == source

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from torchport.distribute.detect import Plan
-from torchport.distribute.setup import DESTROY, SETUP, insert_setup
+from torchport.distribute.setup import DESTROY, DESTROY_WHEN_MAIN, SETUP, insert_setup
 
 from _distribute_steps import messages, run
 
@@ -21,10 +21,25 @@ def test_the_setup_goes_at_the_top_of_the_main_block_and_the_group_is_closed_at_
     assert rows == [(10, "TP201", "INSERT"), (10, "TP201", "INSERT")]
 
 
-def test_without_a_main_block_the_setup_follows_the_last_import_and_the_group_closes_at_the_end():
+def test_without_a_main_block_the_setup_follows_the_last_import_and_the_group_closes_when_it_is_the_program():
     source = '"""doc"""\nimport os\nimport torch\nx = torch.ones(2).cuda()\n'
     text, _ = run(insert_setup, source)
-    assert text == '"""doc"""\nimport os\nimport torch\n\n' + SETUP + "x = torch.ones(2).cuda()\n" + DESTROY
+    assert text == '"""doc"""\nimport os\nimport torch\n\n' + SETUP + "x = torch.ones(2).cuda()\n" + DESTROY_WHEN_MAIN
+    assert DESTROY_WHEN_MAIN.startswith('if __name__ == "__main__":\n    torch.distributed.barrier()\n')
+
+
+def test_importing_a_script_without_a_main_block_leaves_the_importers_group_alone(tmp_path):
+    """The teardown of a file with no __main__ block runs when the file is the program only."""
+    text, _ = run(insert_setup, "import torch\nx = 1\n")
+    calls = []
+    fake = type("dist", (), {"barrier": lambda: calls.append("barrier"),
+                             "destroy_process_group": lambda: calls.append("destroy")})
+    tail = text[text.index(DESTROY_WHEN_MAIN):]
+    torch_ns = type("torch", (), {"distributed": fake})
+    exec(tail, {"__name__": "imported_module", "torch": torch_ns})
+    assert calls == []
+    exec(tail, {"__name__": "__main__", "torch": torch_ns})
+    assert calls == ["barrier", "destroy"]
 
 
 def test_module_level_code_before_the_main_block_that_reads_the_names_gets_the_setup_after_the_imports():

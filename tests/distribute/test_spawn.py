@@ -100,21 +100,44 @@ def test_started_without_a_launcher_the_script_spawns_as_it_did():
         assert calls == [expected]
 
 
+LAUNCHED_SIZE = 'world_size=int(os.environ["WORLD_SIZE"]) if "LOCAL_RANK" in os.environ else n'
+LAUNCHED_RANK = 'rank=int(os.environ["RANK"]) if "LOCAL_RANK" in os.environ else rank'
+
+
 @pytest.mark.parametrize(("init", "expected"), [
     ("dist.init_process_group(backend='nccl', init_method=args.dist_url, world_size=n, rank=rank)",
      "dist.init_process_group(backend='nccl', init_method=\"env://\" if \"LOCAL_RANK\" in os.environ else args.dist_url, "
-     "world_size=n, rank=rank)"),
+     f"{LAUNCHED_SIZE}, {LAUNCHED_RANK})"),
     ("dist.init_process_group('nccl', 'tcp://127.0.0.1:23456', world_size=n, rank=rank)",
      "dist.init_process_group('nccl', \"env://\" if \"LOCAL_RANK\" in os.environ else 'tcp://127.0.0.1:23456', "
-     "world_size=n, rank=rank)"),
-    ("dist.init_process_group('nccl', init_method='env://', world_size=n, rank=rank)", None),
-    ("dist.init_process_group('nccl', world_size=n, rank=rank)", None),
+     f"{LAUNCHED_SIZE}, {LAUNCHED_RANK})"),
+    ("dist.init_process_group('nccl', init_method='env://', world_size=n, rank=rank)",
+     f"dist.init_process_group('nccl', init_method='env://', {LAUNCHED_SIZE}, {LAUNCHED_RANK})"),
+    ("dist.init_process_group('nccl', world_size=n, rank=rank)",
+     f"dist.init_process_group('nccl', {LAUNCHED_SIZE}, {LAUNCHED_RANK})"),
+    ("dist.init_process_group('nccl')", None),
 ])
 def test_under_a_launcher_the_spawned_workers_join_its_rendezvous(init, expected):
     """torchrun's agent serves the group's store (TORCHELASTIC_USE_AGENT_STORE): a tcp:// URL of the
-    script's own would leave every rank waiting for a store nobody serves."""
+    script's own would leave every rank waiting for a store nobody serves; and the world size the
+    script counts from its devices (`ngpus_per_node * args.world_size`: 1 on a machine without
+    them) is not the launcher's."""
     source = (f"import os\nimport torch.distributed as dist\nimport torch.multiprocessing as mp\n"
               f"def worker(rank, n, args):\n    {init}\nmp.spawn(worker, args=(2, args), nprocs=2)\n")
     text, rows = run(launch_in_place, source, SPAWNS)
     assert f"    {expected or init}\n" in text
     assert ((5, "TP204", "MODIFY") in rows) == (expected is not None)
+
+
+def test_under_a_launcher_the_rank_and_size_are_the_launchers_and_without_one_the_scripts():
+    given = {}
+    namespace = {"os": __import__("os"), "dist": type("d", (), {"init_process_group": lambda *a, **k: given.update(k)}),
+                 "n": 1, "rank": 1}
+    line = f"dist.init_process_group('gloo', {LAUNCHED_SIZE}, {LAUNCHED_RANK})"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOCAL_RANK", "1"), patch.setenv("RANK", "1"), patch.setenv("WORLD_SIZE", "2")
+        exec(line, dict(namespace))
+        assert given == {"world_size": 2, "rank": 1}
+        patch.delenv("LOCAL_RANK")
+        exec(line, dict(namespace))
+        assert given == {"world_size": 1, "rank": 1}

@@ -173,7 +173,7 @@ def test_placeholders_are_found_and_the_launcher_waits_for_them(launch):
     readme = {"README.md": "```\ncd cfd && python train.py --agent <name> --data /path/to/set [more options]\n```\n"}
     found = find("cfd/train.py", readme)
     assert found.folder == "cfd" and found.script == "train.py"
-    assert found.placeholders == ("<name>", "/path/to/set", "[more", "options]")
+    assert found.placeholders == ("<name>", "/path/to/set", "[more options]")  # (a bracketed placeholder is one word)
     made = launcher("cfd/train.py", targets.get("cpu"), "cfd/run_distributed.sh", found)
     assert subprocess.run(["bash", "-n"], input=made.text, text=True).returncode == 0
     refused = subprocess.run(["bash"], input=made.text, text=True, capture_output=True, timeout=30)
@@ -184,3 +184,30 @@ def test_placeholders_are_found_and_the_launcher_waits_for_them(launch):
 def test_a_redirection_is_not_a_placeholder():
     found = find("train.py", {"run.sh": "python train.py --lr 1 <input.txt\npython other.py\n"})
     assert found.arguments == "--lr 1" and found.placeholders == ()
+
+
+# An ImageNet-example-style README: a single-process line first, then the line of its own
+# multi-process mode, whose mp.spawn the launcher's processes replace.
+IMAGENET_README = (
+    "```bash\npython main.py -a resnet18 [imagenet-folder with train and val folders]\n```\n\n"
+    "```bash\npython main.py -a resnet50 --dist-url 'tcp://127.0.0.1:FREEPORT' --dist-backend 'nccl' "
+    "--multiprocessing-distributed --world-size 1 --rank 0 [imagenet-folder with train and val folders]\n```\n")
+
+
+def test_the_line_asking_for_the_scripts_own_distributed_mode_is_taken():
+    found = find("main.py", {"README.md": IMAGENET_README})
+    assert found.where == "README.md:6"
+    assert "--multiprocessing-distributed --world-size 1 --rank 0" in found.arguments
+    assert found.placeholders == ("[imagenet-folder with train and val folders]",)
+
+
+@pytest.mark.parametrize(("target", "backend"), [("cpu", "gloo"), ("npu", "hccl"), ("cuda", "'nccl'")])
+def test_the_command_lines_backend_is_the_targets(target, backend):
+    made = launcher("main.py", targets.get(target), "run_distributed.sh", find("main.py", {"README.md": IMAGENET_README}))
+    assert f"--dist-backend {backend} --multiprocessing-distributed" in made.text
+    assert "[imagenet-folder with train and val folders]" in made.text.splitlines()[-1]
+
+
+def test_a_backend_chosen_at_run_time_leaves_the_word_as_written():
+    made = launcher("main.py", targets.get("accelerator"), "run_distributed.sh", find("main.py", {"README.md": IMAGENET_README}))
+    assert "--dist-backend 'nccl'" in made.text

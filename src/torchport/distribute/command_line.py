@@ -9,7 +9,11 @@ import re
 from typing import NamedTuple
 
 # One shell word, its quotes and escapes kept (the launcher writes it back as it was).
-_WORD = re.compile(r"""(?:[^\s'"\\]|\\.|'[^']*'|"(?:[^"\\]|\\.)*")+""")
+# A README's `[imagenet-folder with train and val folders]` is one word: the reader fills it in whole.
+_WORD = re.compile(r"""(?:(?<![^\s])\[[^\]\n]*\](?![^\s])|[^\s'"\\]|\\.|'[^']*'|"(?:[^"\\]|\\.)*")+""")
+# An argument asking for the script's own multi-process mode (`--multiprocessing-distributed`):
+# a line that has one runs the mode whose mp.spawn the launcher's processes replace.
+_DISTRIBUTED_FLAG = re.compile(r"^--?[\w-]*distributed[\w-]*$")
 # What ends a command: a pipe, a list, a redirection, a comment (not a `<placeholder>`).
 _END = re.compile(r"^(?:\|\|?|&&?|;|\d*>.*|&>.*|<(?![^<>\s]+>$).*|#.*)$")
 # What a README writes for the reader to fill in: <name>, [imagenet-folder], /path/to/data.
@@ -40,7 +44,9 @@ def is_documentation(name: str) -> bool:
 def find(script: str, texts: dict[str, str]) -> CommandLine | None:
     """How `script` (its name in the tree, posix) is run in `texts` (name in the tree -> text of a
     shell script or markdown file): the line that names the very file from its own folder first,
-    then one that names a file of the same name; shell scripts before markdown; the first such."""
+    then one that names a file of the same name; one that asks for the script's own distributed
+    mode (`--multiprocessing-distributed --world-size 1 --rank 0`: the launcher's processes take
+    the place of its mp.spawn) before one that does not; shell scripts before markdown; the first such."""
     best: tuple | None = None
     for name, text in texts.items():
         shell = name.lower().endswith(SHELL_SUFFIXES)
@@ -50,7 +56,8 @@ def find(script: str, texts: dict[str, str]) -> CommandLine | None:
             if found is None:
                 continue
             exact, spelled, arguments, at = found
-            rank = (0 if exact else 1, 0 if shell else 1, number)
+            distributed = any(_DISTRIBUTED_FLAG.match(_unquoted(word)) for word in arguments)
+            rank = (0 if exact else 1, 0 if distributed else 1, 0 if shell else 1, number)
             if best is None or rank < best[0]:
                 placeholders = tuple(word for word in arguments if _PLACEHOLDER.search(_unquoted(word)))
                 best = rank, CommandLine(f"{name}:{number}", at if exact else posixpath.dirname(script),
@@ -119,6 +126,15 @@ def _arguments(words: list[str]) -> list[str]:
             break
         kept.append(word)
     return [word for word in kept if word]
+
+
+def words(text: str) -> list[str]:
+    """The shell words of `text`, quotes kept (a `[placeholder in brackets]` is one)."""
+    return [match.group() for match in _WORD.finditer(text)]
+
+
+def unquoted(word: str) -> str:
+    return _unquoted(word)
 
 
 def _unquoted(word: str) -> str:

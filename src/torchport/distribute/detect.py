@@ -30,6 +30,13 @@ OWN_LAUNCHERS = {
 }
 LAUNCHER_RANK = ("LOCAL_RANK", "--local_rank", "--local-rank")
 _OPTIMIZER = re.compile(r"torch\.optim\.[A-Z]\w*$")
+# Words without which a file neither trains nor spawns (an optimizer, a step, backward, spawn).
+_MAY_TRAIN = re.compile(r"optim|\bstep\b|backward|spawn|start_processes")
+IMPORTED_TRAINER = ("it trains inside functions but runs nothing itself (a module the entry script imports; that "
+                    "script gets the process group): only its saving and printing go to rank 0")
+TRAINS_NOTHING = ("left as it was: what its __main__ block runs trains nothing in this file (no optimizer, no step in "
+                  "a loop): not taken for a training entry script (an evaluation, inference or export script; name "
+                  "it with --entry if it is one)")
 
 
 @dataclass
@@ -39,6 +46,12 @@ class Plan:
     spawns: bool = False  # it starts its processes with mp.spawn / start_processes
     main_guard: bool = False  # it has `if __name__ == "__main__":` (the setup goes at its top)
     notes: list[Change] = field(default_factory=list)  # rows about the file as a whole (TP200)
+    # Why the model step wrapped no model in DDP ("" when it did): then no loader is sharded, or
+    # N processes would train N models apart, each on 1/N of the data.
+    unwrapped: str = ""
+    # A module that trains in functions another file calls (SimCLR's simclr.py): it gets rank 0
+    # saving and printing only, with RANK read from the launcher's environment.
+    trainer_module: bool = False
 
     @property
     def to_distribute(self) -> bool:
@@ -53,7 +66,9 @@ class Plan:
 
 def read(module: cst.Module, options) -> Plan:
     """What the steps need to know of `module` (`options.entry` overrides the entry guess)."""
-    found = Read(module.code)
+    if options.entry is None and not _MAY_TRAIN.search(module.code):
+        return _trains_nothing(module)  # (no metadata to resolve: most of a tree's files)
+    found = Read.of(module.code)
     guard = main_guard(found.module)
     plan = Plan(main_guard=guard is not None)
     spawn_calls = [c for c in calls(found.module) if found.is_api(c.func, SPAWNS)]
@@ -68,12 +83,33 @@ def read(module: cst.Module, options) -> Plan:
         plan.entry = bool(options.entry)
     else:
         plan.entry = _is_entry(found, guard, spawn_calls, plan.notes)
+        plan.trainer_module = not plan.entry and any(n.message == IMPORTED_TRAINER for n in plan.notes)
     plan.spawns = bool(spawn_lines) and bool(plan.already)
     if plan.already and plan.entry:
         tail = " except its mp.spawn (the launcher starts the processes)" if plan.spawns else ""
         plan.notes.append(Change(already_line, already_line, "TP200", Operation.NOTE,
                                  f"left as it was{tail}: distributed already ({plan.already})"))
     return plan
+
+
+def _trains_nothing(module: cst.Module) -> Plan:
+    """The plan of a file with no word of training in it (no optimizer, step, backward or spawn)."""
+    guard = main_guard(module)
+    plan = Plan(main_guard=guard is not None)
+    if guard is not None and _imports_torch(module):
+        line = _line_of(module, guard)
+        plan.notes.append(Change(line, line, "TP200", Operation.NOTE, TRAINS_NOTHING))
+    return plan
+
+
+def _line_of(module: cst.Module, statement: cst.BaseStatement) -> int:
+    """The line a top-level statement starts at (its leading blank and comment lines skipped)."""
+    line = 1
+    for top in module.body:
+        if top is statement:
+            return line + len(top.leading_lines)
+        line += module.code_for_node(top).count("\n")
+    return line
 
 
 def main_guard(module: cst.Module) -> cst.If | None:
@@ -120,27 +156,41 @@ def _already(found: Read) -> tuple[str, int]:
 
 
 def _is_entry(found: Read, guard: cst.If | None, spawns: list[cst.Call], notes: list[Change]) -> bool:
+    """A training entry script: what runs when the file runs (its top-level statements, its
+    `__main__` block, and the functions and classes of the file these reach) builds an optimizer
+    or steps one in a loop. An evaluation, inference, export or serving script that reads a
+    command line does not; nor does a module whose training functions only another file calls."""
     module = found.module
     if not _imports_torch(module):
         return False
-    top_level = [s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
-    if any(_trains(found, s, into_scopes=False) for s in top_level):
-        return True
     if any(isinstance(found.scope_of(c), cst.Module) for c in spawns):
         return True  # it starts its training processes itself
-    trains = bool(spawns) or _trains(found, module, into_scopes=True)
-    if guard is not None and (trains or _parses_arguments(found, guard)):
+    top_level = [s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s is not guard]
+    runs = [*top_level, *([guard] if guard is not None else [])]
+    if any(_trains(found, node, into_scopes=True) for node in reached(module, runs)):
         return True
+    trains = bool(spawns) or _trains(found, module, into_scopes=True)
     if guard is not None:
-        notes.append(Change(found.line(guard), found.line(guard), "TP200", Operation.NOTE,
-                            "left as it was: its __main__ block trains nothing in this file (no optimizer, no "
-                            "backward): not taken for the training entry script"))
+        notes.append(Change(found.line(guard), found.line(guard), "TP200", Operation.NOTE, TRAINS_NOTHING))
     elif trains:
         line = next((found.line(c) for c in [*spawns, *calls(module)] if c in spawns or _is_training_call(found, c)), 1)
-        notes.append(Change(line, line, "TP200", Operation.NOTE,
-                            "left as it was: it trains inside functions but runs nothing itself (a module "
-                            "the entry script imports; that script gets the process group)"))
+        notes.append(Change(line, line, "TP200", Operation.NOTE, IMPORTED_TRAINER))
     return False
+
+
+def reached(module: cst.Module, roots: list[cst.CSTNode]) -> list[cst.CSTNode]:
+    """`roots` and the top-level functions and classes of `module` they name, and those these
+    name in turn (a class: its whole body, methods included)."""
+    defined = {s.name.value: s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+    seen, todo, out = set(), list(roots), []
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        for inner in walk(node):
+            if isinstance(inner, cst.Name) and inner.value in defined and inner.value not in seen:
+                seen.add(inner.value)
+                todo.append(defined[inner.value])
+    return out
 
 
 def _imports_torch(module: cst.Module) -> bool:
@@ -174,9 +224,3 @@ def _is_optimizer(found: Read, call: cst.Call) -> bool:
 
 def _is_backward_or_step(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "step")
-
-
-def _parses_arguments(found: Read, guard: cst.If) -> bool:
-    """A `__main__` block that reads a command line runs a program (often a `main()` elsewhere)."""
-    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parse_args", "parse_known_args")
-               or dotted(c.func) in ("main", "train", "run") for c in calls(guard))

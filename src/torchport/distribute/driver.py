@@ -48,8 +48,8 @@ class Distribution(NamedTuple):
 Step = Callable[[str, "detect.Plan", Options], "tuple[str, list[Change]]"]
 STEPS: tuple[Step, ...] = (
     spawn.launch_in_place,  # mp.spawn(fn, ...) -> fn(LOCAL_RANK, ...)
-    loaders.shard_loaders,  # DistributedSampler, set_epoch, the batch split (or the LR scaled)
-    model.wrap_model,  # DataParallel -> DDP; DDP after the model is on its device
+    model.wrap_model,  # DataParallel -> DDP; DDP after the model is on its device (before the loaders: see plan.unwrapped)
+    loaders.shard_loaders,  # DistributedSampler, set_epoch, the batch split (or the LR scaled); none without a wrapped model
     rank_zero.rank_zero,  # saves and progress on rank 0; a barrier before a checkpoint is read
     setup.insert_setup,  # LOCAL_RANK / RANK / WORLD_SIZE, set_device, the process group (last: it reads what the others did)
 )
@@ -64,6 +64,10 @@ def distribute_source(source: str, path: str = "<string>", options: Options = Op
         return Distributed(source)
     findings = [_finding(path, change, None) for change in plan.notes]
     if not plan.to_distribute:
+        if plan.trainer_module and not plan.already:
+            text, changes = rank_zero.in_trainer_module(source, options)
+            findings += [_finding(path, change, None) for change in changes]
+            return Distributed(text, sorted(findings, key=lambda f: (f.start_line, f.code)), plan)
         return Distributed(source, findings, plan)
     text = source
     for step in STEPS:

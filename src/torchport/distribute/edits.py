@@ -16,6 +16,18 @@ SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 class Read:
     """One parse of a step's input text, with what the steps look up in it."""
 
+    _last: tuple[str, "Read"] | None = None
+
+    @classmethod
+    def of(cls, text: str) -> "Read":
+        """`Read(text)`, or the last one made when it was of the same text: a step that changes
+        nothing hands the next the text it was given, and the metadata (most of a step's cost)
+        is not resolved again."""
+        last = cls._last  # (read once: another thread may set it meanwhile)
+        if last is None or last[0] != text:
+            last = cls._last = (text, cls(text))
+        return last[1]
+
     def __init__(self, text: str):
         wrapper = MetadataWrapper(cst.parse_module(text))
         self.module = wrapper.module

@@ -5,10 +5,13 @@ command line (command_line.py); what a target's own launchers set comes from tar
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import shlex
 from typing import NamedTuple
 
+from torchport.apis.distributed import CUDA_DIST_BACKEND
+from torchport.distribute import command_line
 from torchport.distribute.command_line import CommandLine
 from torchport.targets import Target
 from torchport.targets.launch import HOST_PROCESSES
@@ -38,8 +41,22 @@ def launcher(script: str, target: Target, name: str, found: CommandLine | None) 
     else:
         run_from, spelled, arguments = posixpath.dirname(script), posixpath.basename(script), ""
     up = posixpath.relpath(run_from or ".", here or ".")
+    arguments = _backend_for(arguments, target)
     command = " ".join(word for word in (shlex.quote(spelled), arguments, '"$@"') if word)
     return Launcher(name, script, _text(script, name, target, up, command, found), found)
+
+
+def _backend_for(arguments: str, target: Target) -> str:
+    """`--dist-backend 'nccl'` in a README's command line: the target's backend where it is one
+    name (gloo on the CPU, hccl on the NPU); the migrated script's default was rewritten the same way."""
+    try:
+        backend = ast.literal_eval(target.dist_backend)
+    except (ValueError, SyntaxError):
+        return arguments  # (an expression, chosen at run time: the word is left, the script decides)
+    if not isinstance(backend, str) or backend == CUDA_DIST_BACKEND:
+        return arguments
+    words = command_line.words(arguments)
+    return " ".join(shlex.quote(backend) if command_line.unquoted(word) == CUDA_DIST_BACKEND else word for word in words)
 
 
 def _text(script: str, name: str, target: Target, up: str, command: str, found: CommandLine | None) -> str:

@@ -19,12 +19,12 @@ optimizer's learning rate is scaled by WORLD_SIZE instead (learning_rate.py).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from torchport.distribute import epochs, learning_rate
+from torchport.distribute import batch_reads, epochs, learning_rate
 from torchport.distribute.changes import Change
 from torchport.distribute.loader_edits import Apply, Edits, add_keyword, binds_torch, replace_arg, with_import_torch, with_value
 from torchport.distribute.loader_roles import TRAIN, VALIDATION
@@ -42,6 +42,8 @@ def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
     """`source` with its training loaders sharded across the processes (module docstring)."""
     if not _LOADERS_SPELLED.search(source) and not (options.batch == "per-rank" and "optim" in source):
         return source, []  # (nothing to do: the scope analysis below costs more than the parse)
+    if getattr(plan, "unwrapped", ""):  # (a step run alone, in tests, has no plan)
+        return source, [_left_whole(plan.unwrapped)]
     try:
         facts = Facts.read(MetadataWrapper(cst.parse_module(source)))
     except Exception:  # (LibCST's scope analysis fails on some odd code: such a file is left as it is)
@@ -49,6 +51,7 @@ def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
     edits = Edits()
     sites = [site_of(call, facts) for call in facts.loaders]
     decide_roles(sites, facts)
+    options = _batch_mode(sites, facts, options, edits)
     samplers = []
     for site in sites:
         samplers += _shard(site, facts, options, edits)
@@ -61,6 +64,29 @@ def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
     if edits.needs_torch and not binds_torch(module):
         module = with_import_torch(module)
     return module.code, sorted(edits.changes, key=lambda c: (c.start_line, c.code))
+
+
+def _batch_mode(sites: list[Site], facts: Facts, options, edits: Edits):
+    """`options`, or per-rank where other code reads a training loader's batch size (batch_reads.py)."""
+    if options is None or options.batch != "global":
+        return options
+    for site in sites:
+        batch = argument(site.call, "batch_size") if site.role == TRAIN else None
+        why = batch_reads.read_elsewhere(facts.module, site.call, batch.value) if batch is not None else ""
+        if why:
+            edits.row(facts, site.statement or site.call, BATCH_CODE, Operation.NOTE,
+                      f"{site.name}: batch_size {code_of(batch.value)} kept on each process, not split: {why}, which "
+                      f"would otherwise believe in a batch no process sees; the global batch is {WORLD_SIZE} times it "
+                      "and the learning rate is scaled by WORLD_SIZE with it (as --distributed-batch per-rank)", api="")
+            return replace(options, batch="per-rank")
+    return options
+
+
+def _left_whole(why: str) -> Change:
+    return Change(1, 1, CODE, Operation.NOTE,
+                  f"no DistributedSampler and no batch split: {why}, and N processes would train N models apart, "
+                  "each on its own 1/N of the data; each process reads the whole set until the model is wrapped "
+                  "by hand (then add DistributedSampler to the training loader)")
 
 
 @dataclass

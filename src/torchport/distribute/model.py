@@ -30,7 +30,15 @@ DDP_ATTRIBUTES = frozenset({
     "bfloat16", "apply", "requires_grad_", "register_forward_hook", "register_forward_pre_hook",
     "register_full_backward_hook", "register_comm_hook", "no_sync", "training", "forward", "join",
     "type", "share_memory", "extra_repr"})
+# Whether the model is on its device where it is wrapped: moved by a statement of the block
+# itself, or only inside a compound one (`if use_cuda: net.cuda()`).
+# NEVER: the file never moves it (another module may, after the wrap, which DDP cannot follow):
+# the wrap moves it to this process's device first.
+SURELY, MAYBE, NEVER = "surely", "maybe", "never"
 STATE_DICT = frozenset({"state_dict", "load_state_dict"})
+# Methods that set a module's weights in place, on each process its own way (a random init; a
+# checkpoint, the same on every process, may be loaded after the wrap, through .module).
+SETS_WEIGHTS = frozenset({"apply", "reset_parameters", "init_weights", "_init_weights"})
 # Where the file shows buffers DDP should keep equal across processes: BatchNorm's running stats.
 BATCHNORMS = frozenset({f"torch.nn.{kind}" for kind in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
                                                         "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d")})
@@ -40,34 +48,92 @@ SYNC_BATCHNORM = frozenset({"torch.nn.SyncBatchNorm", CONVERT_SYNC_BATCHNORM})
 def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
     if not plan.single_card:
         return source, []
-    found = Read(source)
+    found = Read.of(source)
     candidates = list(_candidates(found))
     if not candidates:
+        held = _held_model(found)
+        if held is not None:  # (an optimizer trains a model this step cannot rebind)
+            plan.unwrapped = f"the model the optimizer trains is {held}, held in an attribute, which is not wrapped"
+            line = next(found.line(c) for c in calls(found.module) if _is_optimizer_call(found, c))
+            return source, [Change(line, line, "TP203", Operation.NOTE,
+                                   f"{held} is held in an attribute: not wrapped in DistributedDataParallel; wrap it "
+                                   "by hand where it is made, once it is on its device", names.DDP)]
         return source, _no_model(found)
     placed = next(((name, p) for name, anchor in candidates
                    if (p := _placement(found, name, anchor)) is not None), None)
     if placed is None:
         name, anchor = candidates[0]
         line = found.line(anchor)
+        plan.unwrapped = f"{name} could not be wrapped in DistributedDataParallel (line {line})"
         return source, [Change(line, line, "TP203", Operation.NOTE,
                                f"{name} is not moved to its device where it is made, or is used as a container "
                                f"(iterated, indexed): wrap the model in DistributedDataParallel by hand once it is "
                                f"on its device", names.DDP)]
     name, placed = placed
-    block, after, _ = placed
+    block, after, on_device = placed
     edits, changes = Edits(), []
     changes += _drop_data_parallel(found, edits, name, found.scope_of(after))
     buffers, why = _broadcast_buffers(found)
     keyword = "" if buffers else ", broadcast_buffers=False"
-    wrap = f"{name} = {names.DDP}({name}, device_ids=[{names.LOCAL_RANK}]{keyword})\n"
+    if on_device == SURELY:
+        wrap = f"{name} = {names.DDP}({name}, device_ids=[{names.LOCAL_RANK}]{keyword})\n"
+        where = "once it is on its device"
+    elif on_device == NEVER:
+        wrap = f"{name} = {names.DDP}({name}.cuda(), device_ids=[{names.LOCAL_RANK}]{keyword})\n"
+        where = ("moved to this process's device first: this file never moves it (a module it is handed to may, "
+                 "after the wrap, which DDP cannot follow)")
+    else:  # (device_ids on a module left on the CPU raises ValueError: DDP takes the module's own device)
+        wrap = f"{name} = {names.DDP}({name}{keyword})\n"
+        where = ("after the statements that prepare it, without device_ids: it is moved to its device only "
+                 "under a condition, and DDP takes the device the module is on")
     edits.insert_after(after, statements(wrap))
     line = found.end_line(after)
     changes.append(Change(line, line, "TP203", Operation.INSERT,
-                          f"{name} wrapped in DistributedDataParallel once it is on its device; {why}", names.DDP))
+                          f"{name} wrapped in DistributedDataParallel {where}; {why}", names.DDP))
     changes += _through_module(found, edits, name, block, after)
+    changes += _other_models(found, edits, name, after, keyword, why)
     changes += _isinstance_tests(found, edits)
     changes += _functional(found, edits, name)
     return edits.apply(found.module), changes
+
+
+def _other_models(found: Read, edits: Edits, first: str, first_after, keyword: str, why: str) -> list[Change]:
+    """Every other model an optimizer of the file trains (a GAN's generator beside its
+    discriminator) wrapped too: one left alone would train apart on each process."""
+    changes, done, used = [], {first}, {id(first_after)}
+    for name, anchor in _trained(found):
+        if name in done:
+            continue
+        done.add(name)
+        placed = _placement(found, name, anchor)
+        if placed is None or id(placed[1]) in used:
+            line = found.line(anchor)
+            changes.append(Change(line, line, "TP203", Operation.NOTE,
+                                  f"{name}, which an optimizer also trains, is not wrapped in DistributedDataParallel: "
+                                  "wrap it by hand once it is on its device, or each process trains its own", names.DDP))
+            continue
+        block, after, on_device = placed
+        used.add(id(after))
+        ids = f", device_ids=[{names.LOCAL_RANK}]" if on_device == SURELY else ""
+        moved = f"{name}.cuda()" if on_device == NEVER else name
+        edits.insert_after(after, statements(f"{name} = {names.DDP}({moved}{ids}{keyword})\n"))
+        line = found.end_line(after)
+        changes.append(Change(line, line, "TP203", Operation.INSERT,
+                              f"{name} wrapped in DistributedDataParallel as well (an optimizer trains it too); {why}",
+                              names.DDP))
+        changes += _through_module(found, edits, name, block, after)
+    return changes
+
+
+def _trained(found: Read):
+    """(a model name, its optimizer's anchor) for each optimizer over `name.parameters()`."""
+    for call in calls(found.module):
+        if _is_optimizer_call(found, call):
+            for inner in calls(call):
+                if inner is not call and isinstance(inner.func, cst.Attribute) \
+                        and inner.func.attr.value in ("parameters", "named_parameters") \
+                        and isinstance(inner.func.value, cst.Name):
+                    yield inner.func.value.value, _anchor(found, inner.func.value.value, call)
 
 
 def _candidates(found: Read):
@@ -80,16 +146,69 @@ def _candidates(found: Read):
                 if inner is not call and isinstance(inner.func, cst.Attribute) \
                         and inner.func.attr.value in ("parameters", "named_parameters") \
                         and isinstance(inner.func.value, cst.Name):
-                    yield inner.func.value.value, found.statement_of(call)
+                    yield inner.func.value.value, _anchor(found, inner.func.value.value, call)
             for arg in call.args:
                 if isinstance(arg.value, cst.Name):
-                    yield arg.value.value, found.statement_of(call)
+                    yield arg.value.value, _anchor(found, arg.value.value, call)
     for call in calls(found.module):
         names_ = found.qualified(call.func)
         if names_ & DATA_PARALLEL or names_ & AMP_INITIALIZE or CONVERT_SYNC_BATCHNORM in names_:
             target = _assigned_name(found, call)
             if target is not None:
                 yield target, found.statement_of(call)
+
+
+def _anchor(found: Read, name: str, call: cst.Call) -> cst.BaseStatement:
+    """Where the optimizer over `name` is: its statement, or, where `name` is a global the
+    function holding it never assigns (`def train(): optimizer = SGD(net.parameters())`), the
+    top-level statement that holds that function, so the wrap goes where the global is made."""
+    statement = found.statement_of(call)
+    scope = found.scope_of(statement)
+    if not isinstance(scope, cst.FunctionDef) or _binds(scope, name):
+        return statement
+    node = statement
+    while node is not None and not isinstance(found.parent(node), cst.Module):
+        node = found.parent(node)
+    return node if node is not None else statement
+
+
+def _binds(function: cst.FunctionDef, name: str) -> bool:
+    """Whether `function` makes `name` one of its locals (an assignment to the bare name, a
+    parameter), not a `name.attr = ...` of a global."""
+    if any(p.name.value == name for p in function.params.params + function.params.kwonly_params
+           + function.params.posonly_params):
+        return True
+    for node in walk(function.body, into_scopes=False):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
+            [node.target] if isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)) else []
+        for target in targets:
+            if any(isinstance(n, cst.Name) and n.value == name
+                   for n in _bare_names(target)):
+                return True
+    return False
+
+
+def _bare_names(target: cst.BaseExpression):
+    """The names a target binds: itself, or the elements of a tuple or list (not `a.b`, `a[i]`)."""
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _bare_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _bare_names(target.value)
+
+
+def _held_model(found: Read) -> str | None:
+    """`self.model` in `SGD(self.model.parameters())`: a model held in an attribute."""
+    for call in calls(found.module):
+        if _is_optimizer_call(found, call):
+            for inner in calls(call):
+                if inner is not call and isinstance(inner.func, cst.Attribute) \
+                        and inner.func.attr.value in ("parameters", "named_parameters") \
+                        and isinstance(inner.func.value, cst.Attribute):
+                    return code(inner.func.value)
+    return None
 
 
 def _is_optimizer_call(found: Read, call: cst.Call) -> bool:
@@ -128,16 +247,21 @@ def _placement(found: Read, name: str, anchor: cst.BaseStatement):
             continue
         body = list(block.body)
         stop = body.index(holder)
-        last, on_device = None, False
+        last, on_device = None, ""
         for index, statement in enumerate(body):
             if index > stop and _trains(found, statement, name):
                 break
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue  # (a definition runs nothing where it stands)
             if _prepares(found, statement, name):
                 last = statement
-                on_device = on_device or _moves(found, statement, name)
-        if last is None or not on_device or _used_as_container(found, block, name):
+                if _moves(found, statement, name):
+                    surely = isinstance(statement, cst.SimpleStatementLine)
+                    on_device = SURELY if surely or on_device == SURELY else MAYBE
+        if last is None or _used_as_container(found, block, name):
             return None
-        return block, last, on_device
+        on_device = on_device or (NEVER if not _moved_anywhere(found, name) else "")
+        return (block, last, on_device) if on_device else None
     return None
 
 
@@ -150,6 +274,13 @@ def _first_assignment(found: Read, name: str, anchor: cst.BaseStatement) -> cst.
                 and isinstance(node, cst.SimpleStatementLine) and _assigns(node, name):
             return node
     return None
+
+
+def _moved_anywhere(found: Read, name: str) -> bool:
+    """Whether any statement of the file moves `name` (a move in another block, after the wrap's
+    place, leaves the wrap where it cannot be placed)."""
+    return any(_moves(found, found.statement_of(c), name) for c in calls(found.module)
+               if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("to", "cuda"))
 
 
 def _used_as_container(found: Read, block, name: str) -> bool:
@@ -180,13 +311,20 @@ def _assigns(statement: cst.CSTNode, name: str) -> bool:
 
 
 def _prepares(found: Read, statement: cst.BaseStatement, name: str) -> bool:
-    """An assignment to the model (not a `model = model.load_state_dict(...)`) or a move of it."""
-    if _moves(found, statement, name):
+    """An assignment to the model (not a `model = model.load_state_dict(...)`), a move of it, or
+    a change of its weights in place (`model.apply(weights_init)`): DDP
+    broadcasts rank 0's weights when it wraps, so each process's own initialisation must come first."""
+    if _moves(found, statement, name) or _sets_weights(statement, name):
         return True
     if not _assigns(statement, name):
         return False
     return not any(isinstance(c.func, cst.Attribute) and c.func.attr.value in STATE_DICT
                    and dotted(c.func.value) == name for c in calls(statement, into_scopes=False))
+
+
+def _sets_weights(statement: cst.BaseStatement, name: str) -> bool:
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in SETS_WEIGHTS and dotted(c.func.value) == name
+               for c in calls(statement, into_scopes=False))
 
 
 def _moves(found: Read, statement: cst.BaseStatement, name: str) -> bool:

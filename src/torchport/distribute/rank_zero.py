@@ -11,7 +11,8 @@ import libcst as cst
 
 from torchport.distribute import names
 from torchport.distribute.changes import Change
-from torchport.distribute.edits import BLOCKS, Edits, Read, calls, code, dotted, statements, walk
+from torchport.distribute.edits import (BLOCKS, Edits, Read, calls, code, dotted, import_missing, is_import_line,
+                                        statements, walk)
 from torchport.findings import Operation
 
 SAVE = frozenset({"torch.save"})
@@ -27,7 +28,7 @@ CHECKPOINT_WORDS = ("checkpoint", "ckpt", "resume", "state_dict", "best", "model
 def rank_zero(source: str, plan, options) -> tuple[str, list[Change]]:
     if not plan.single_card:
         return source, []
-    found = Read(source)
+    found = Read.of(source)
     edits, changes = Edits(), []
     savers = _save_like_functions(found.module)
     private = _private_paths(found)
@@ -42,6 +43,48 @@ def rank_zero(source: str, plan, options) -> tuple[str, list[Change]]:
     if saves:
         changes += _barriers(found, edits, savers, private)
     return edits.apply(found.module), changes
+
+
+# A module that another file's process group runs reads its rank from the launcher itself.
+MODULE_RANK = f'{names.RANK} = int(os.environ.get("{names.RANK}", 0))  # torchport --distributed: this process\'s rank (rank 0 saves and prints)\n'
+
+
+def in_trainer_module(source: str, options) -> tuple[str, list[Change]]:
+    """Rank 0 alone saves and prints in a module that trains for the entry script (detect.py's
+    trainer_module), which binds RANK from the environment after its imports."""
+    from torchport.distribute.detect import Plan
+
+    text, changes = rank_zero(source, Plan(entry=True), options)
+    if not any(c.operation.is_change for c in changes):
+        return source, changes
+    found = Read.of(text)
+    if names.RANK in {n.value for n in walk(found.module) if isinstance(n, cst.Name) and _binds_at_top(found, n)}:
+        return source, [Change(1, 1, "TP205", Operation.NOTE, f"{names.RANK} is a name of this module already: its "
+                               "saving and printing are left to every process", "")]
+    edits = Edits()
+    missing, _ = import_missing(found, edits, ("os",))
+    anchor = _last_top_import(found.module)
+    if anchor is None:
+        edits.insert_before(found.module.body[0], statements(MODULE_RANK))
+    else:
+        edits.insert_after(anchor, statements(MODULE_RANK))
+    line = found.end_line(anchor) if anchor is not None else 1
+    rows = [Change(line, line, "TP205", Operation.INSERT, f"{names.RANK} read from the launcher's environment: this "
+                   "module's saving and printing go to rank 0 (the entry script makes the process group)", "")]
+    return edits.apply(found.module), changes + rows
+
+
+def _binds_at_top(found: Read, name: cst.Name) -> bool:
+    parent = found.parent(name)
+    return isinstance(parent, cst.AssignTarget) and isinstance(found.scope_of(name), cst.Module)
+
+
+def _last_top_import(module: cst.Module):
+    last = None
+    for statement in module.body:
+        if is_import_line(statement):
+            last = statement
+    return last
 
 
 def _save_like_functions(module: cst.Module) -> set[str]:

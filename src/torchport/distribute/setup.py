@@ -34,6 +34,9 @@ else:  # started without a launcher: a group of one, so the script runs as it di
 # (the barrier: no process tears its group down while another still talks to it, and none ends
 # before rank 0 has written what it saves last)
 DESTROY = "torch.distributed.barrier()\ntorch.distributed.destroy_process_group()\n"
+# (a script with no __main__ block: the teardown runs only when it is the program, never when
+# another file imports it, which would destroy that file's group)
+DESTROY_WHEN_MAIN = 'if __name__ == "__main__":\n' + "".join(f"    {line}\n" for line in DESTROY.splitlines())
 SETUP_NAMES = frozenset({names.LOCAL_RANK, names.RANK, names.WORLD_SIZE})
 EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
 CUDA = "cuda"
@@ -42,7 +45,7 @@ CUDA = "cuda"
 def insert_setup(source: str, plan, options) -> tuple[str, list[Change]]:
     if not plan.single_card:
         return source, []
-    found = Read(source)
+    found = Read.of(source)
     edits, changes = Edits(), []
     module = found.module
     guard = main_guard(module)
@@ -103,8 +106,8 @@ def _destroy_at_end(found: Read, edits: Edits, guard: cst.If | None) -> list[Cha
         return [Change(found.line(last), found.line(last), "TP201", Operation.NOTE,
                        "the script ends by exiting: the process group is left for the exit to close "
                        "(destroy_process_group not added)")]
-    edits.insert_after(last, statements(DESTROY))
-    where = "the __main__ block" if guard is not None else "the script"
+    edits.insert_after(last, statements(DESTROY if guard is not None else DESTROY_WHEN_MAIN))
+    where = "the __main__ block" if guard is not None else "the script, when it runs as the program (if __name__ == \"__main__\")"
     return [Change(found.end_line(last), found.end_line(last), "TP201", Operation.INSERT,
                    f"barrier() and destroy_process_group() at the end of {where}: every process ends once all are done", "torch.distributed.destroy_process_group")]
 

@@ -27,7 +27,7 @@ SHARED = frozenset({"Queue", "SimpleQueue", "JoinableQueue", "Pipe", "Manager", 
 def launch_in_place(source: str, plan, options) -> tuple[str, list[Change]]:
     if not plan.spawns:
         return source, []
-    found = Read(source)
+    found = Read.of(source)
     edits, changes = Edits(), []
     for call in calls(found.module):
         if found.is_api(call.func, SPAWNS):
@@ -135,16 +135,36 @@ def _launchers_init_method(found: Read, edits: Edits, call: cst.Call) -> list[Ch
     """`init_method=URL` -> `"env://" if <launched> else URL`: under torchrun a `tcp://` URL would
     make every rank a client of a store nobody serves (torchrun's agent holds the group's store, at
     MASTER_ADDR:MASTER_PORT, and tells the ranks to join it: TORCHELASTIC_USE_AGENT_STORE)."""
+    changes = _launchers_rank_and_size(found, edits, call)
     method = argument(call, "init_method", 1)
     if method is None or (isinstance(method.value, cst.SimpleString) and method.value.evaluated_value == "env://"):
-        return []
+        return changes
     edits.replace(method.value, cst.IfExp(test=cst.parse_expression(LAUNCHED), body=cst.SimpleString('"env://"'),
                                           orelse=method.value))
     line = found.line(call)
-    return [Change(line, line, "TP204", Operation.MODIFY,
+    return changes + [Change(line, line, "TP204", Operation.MODIFY,
                    f"init_method {code(method.value)} -> \"env://\" under a launcher: the ranks it starts join its "
                    "rendezvous (MASTER_ADDR, MASTER_PORT); started without one, the script's own as before",
                    "torch.distributed.init_process_group")]
+
+
+def _launchers_rank_and_size(found: Read, edits: Edits, call: cst.Call) -> list[Change]:
+    """`world_size=`, `rank=` -> the launcher's WORLD_SIZE and RANK under a launcher: the script
+    computes them from its own count of devices (`ngpus_per_node * args.world_size`), which need not
+    be the launcher's --nproc_per_node (one on a machine without that device kind)."""
+    changes = []
+    for keyword, variable in (("world_size", "WORLD_SIZE"), ("rank", "RANK")):
+        given = argument(call, keyword, None)
+        if given is None or code(given.value) == f'int(os.environ["{variable}"])':
+            continue
+        edits.replace(given.value, cst.IfExp(test=cst.parse_expression(LAUNCHED),
+                                             body=cst.parse_expression(f'int(os.environ["{variable}"])'), orelse=given.value))
+        line = found.line(call)
+        changes.append(Change(line, line, "TP204", Operation.MODIFY,
+                              f"{keyword} {code(given.value)} -> the launcher's {variable} under a launcher: the count "
+                              "the script makes of its devices need not be the processes it started; started without "
+                              "one, the script's own as before", "torch.distributed.init_process_group"))
+    return changes
 
 
 def _import_os(found: Read, edits: Edits) -> list[Change]:

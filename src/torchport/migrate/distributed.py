@@ -16,12 +16,14 @@ from torchport.distribute.changes import SUBJECTS
 from torchport.distribute.lines import back, line_map
 from torchport.errors import internal_error
 from torchport.findings import Finding, Operation
+from torchport.migrate.rules.async_keyword import AsyncKeywordRule
 from torchport.migrate.source import FileResult
 from torchport.syntax import BEFORE_37, syntax_problem
 
 NOTE_CODE = "TP200"
 # A file that trains imports torch: one that never says it is not read by the steps at all.
 MENTIONS_TORCH = re.compile(rb"\btorch\b")
+PRE_37_ARGUMENT = re.compile(AsyncKeywordRule.mentions)
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,16 @@ class Request:
 
 def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: Callable[[bytes], FileResult]) -> FileResult:
     """`data` (bytes, any declared encoding) made to run as one of N processes, then migrated
-    (`migrate`: as a file is without --distributed)."""
+    (`migrate`: as a file is without --distributed). A pre-3.7 file's `async=` arguments are
+    renamed first (TP024, on the tokens, lines unchanged), so the steps read it in the same run."""
+    renamed, rows = AsyncKeywordRule.rewrite(data, path) if PRE_37_ARGUMENT.search(data) else (data, [])
+    result = _distribute_then_migrate(renamed, path, request, migrate)
+    if not rows or result.error is not None:
+        return result
+    return replace(result, findings=sorted(rows + result.findings, key=lambda f: (f.start_line, f.code)))
+
+
+def _distribute_then_migrate(data: bytes, path: str, request: Request, migrate: Callable[[bytes], FileResult]) -> FileResult:
     read = decoded(data) if MENTIONS_TORCH.search(data) else None
     if read is None:
         return migrate(data)
@@ -54,8 +65,8 @@ def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: C
         problem = syntax_problem(data, path)
         if problem is None or problem.era != BEFORE_37:
             return migrate(data)
-        why = (f"not distributed: {problem}; migrate it without --distributed first (async= becomes "
-               "non_blocking=), then migrate --distributed what that writes")
+        why = (f"not distributed: {problem} (a name or parameter called async, which no rewrite renames): "
+               "rename it, then migrate --distributed again")
         return _with_rows(migrate(data), [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why, SUBJECTS[NOTE_CODE])],
                           Distribution(False, False, why))
     notes = done.findings

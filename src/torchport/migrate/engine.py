@@ -543,8 +543,8 @@ def _record(origin: Path, job: Job, result: FileResult, outcome: Outcome, option
     if result.apex:
         outcome.apex.setdefault(result.apex, []).append(job.relative)
     if result.distribution is not None:
-        if result.distribution.distributed:
-            outcome.distributed.append(job.relative)
+        if result.distribution.distributed and result.distribution.entry:
+            outcome.distributed.append(job.relative)  # (a trainer module, rank 0 saving only, gets no launcher)
         elif result.distribution.entry:
             outcome.left_alone.append((job.relative, result.distribution.left_alone))
     if result.error == SKIP_REASON:
