@@ -248,3 +248,17 @@ def test_triggers_in_context_migrate_cleanly(name: str, place, triggers: list[st
             culprits.append(f"{problem}\n{alone.decode()[len(_file(place, []).decode()):]}")
     assert culprits, "the whole file fails, though each trigger alone migrates cleanly"
     pytest.fail(f"{len(culprits)} trigger(s) in {name} on {target}:\n\n" + "\n---\n".join(culprits[:6]))
+
+
+@pytest.mark.parametrize("target", PORTED)
+def test_what_a_removed_statement_needed_is_not_written(target: str) -> None:
+    """A fix inside a statement that another fix removes whole came to nothing: what it needed
+    (a helper definition, an import) is not written either."""
+    for body in ("y.record_stream(torch.cuda.current_stream())\n",
+                 "def keep(y):\n    y.record_stream(torch.cuda.current_stream())\n    return y\n"):
+        source = ("import torch\n" + body).encode()
+        result = migrate_source(source, targets.get(target), "stream.py")
+        defined = {name for name in targets.get(target).definitions if f"{name} = " in result.source.decode()
+                   or f"class {name}" in result.source.decode() or f"def {name}(" in result.source.decode()}
+        used = {name for name in defined if result.source.decode().count(name) > 1}
+        assert defined == used, result.source.decode()

@@ -384,6 +384,8 @@ def _migrate_in_pieces(
         if context.fixes:
             changed = True
             module = _fixed(module, context, target)
+        shared.needed_imports |= context.needed_imports  # (once fixed: a removed statement's needs are gone)
+        shared.needed_definitions |= context.needed_definitions
         codes.append(skeleton.add(module, piece.parsed_behind))
         del module, context  # (before the next piece is parsed)
     if not changed:
@@ -425,15 +427,30 @@ def _migrate_piece(
         return f"could not analyse names: {_one_line(error.__cause__)}"
     _forget(context, module.body[:behind])
     dropped = _suppressed(context, text)
-    shared.needed_imports |= context.needed_imports
-    shared.needed_definitions |= context.needed_definitions
     return module, context, dropped
 
 
 def _fixed(module: cst.Module, context: FileContext, target: Target) -> cst.Module:
-    """`module` with the rules' fixes applied, and adjacent guards merged."""
-    module = module.visit(ApplyFixes(context.fixes, context.parents))
+    """`module` with the rules' fixes applied, and adjacent guards merged. What a fix inside a
+    removed statement needed (`y.record_stream(torch.cuda.current_stream())` dropped whole on the
+    CPU: its stream's HostStream) is needed no more."""
+    applied = ApplyFixes(context.fixes, context.parents)
+    module = module.visit(applied)
+    if applied.removed:
+        parents, removed = context.parents, set(applied.removed)
+        for node in [node for node in context.fixes if _within(parents.get(node), removed, parents)]:
+            del context.fixes[node]  # (the removing fix itself stays: what it needs, it wrote elsewhere)
+        context.needs_again()
     return module.visit(MergeAdjacentGuards(target.guard)) if target.guard else module
+
+
+def _within(node: cst.CSTNode | None, nodes: set[cst.CSTNode], parents: dict) -> bool:
+    """Whether `node` is one of `nodes` or lies inside one."""
+    while node is not None:
+        if node in nodes:
+            return True
+        node = parents.get(node)
+    return False
 
 
 def _forget(context: FileContext, statements: list[cst.BaseStatement]) -> None:

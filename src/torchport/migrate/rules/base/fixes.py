@@ -19,6 +19,7 @@ class ApplyFixes(cst.CSTTransformer):
     def __init__(self, fixes: dict[cst.CSTNode, list[Fix]], parents: dict[cst.CSTNode, cst.CSTNode]) -> None:
         super().__init__()
         self.fixes = fixes
+        self.removed: list[cst.CSTNode] = []  # nodes a fix removed whole (the fixes inside them came to nothing)
         self.on_the_way: set[cst.CSTNode] = set()
         for node in fixes:
             while node is not None and node not in self.on_the_way:
@@ -38,6 +39,8 @@ class ApplyFixes(cst.CSTTransformer):
         result = updated_node
         for fix in self.fixes.get(original_node, ()):
             result = fix(result)
+            if not isinstance(result, cst.CSTNode) or isinstance(result, _RemovedStatement):
+                self.removed.append(original_node)
             if not isinstance(result, cst.CSTNode):
                 return result
         return super().on_leave(original_node, result)
