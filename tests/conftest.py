@@ -93,3 +93,13 @@ def save_as_if_on_gpu(obj, path) -> None:
 
     with mock.patch.object(torch.serialization, "location_tag", lambda storage: "cuda:0"):
         torch.save(obj, path)
+
+
+@pytest.fixture(autouse=True)
+def _excepthook_restored():
+    """torch's init_process_group installs a sys.excepthook that prefixes every line of a traceback
+    with "[rank0]: ", and destroy_process_group leaves it: a test that starts a group in this
+    process would change how every later test's script fails (`run` prints tracebacks through it)."""
+    hook = sys.excepthook
+    yield
+    sys.excepthook = hook
