@@ -7,6 +7,7 @@ then `apex.parallel.DistributedDataParallel`; LOCAL_RANK from the launcher, one 
 Needs apex, NCCL and CUDA GPUs as it is.
 """
 import argparse
+import gc
 import os
 
 import torch
@@ -117,6 +118,10 @@ def main():
 
     if args.local_rank == 0:
         print(f'FINAL project=apex_ddp_syncbn world_size={args.world_size} loss={reduced_loss.item():.6f}')
+    # Free DDP before the group goes: its reducer, left to die at interpreter exit, sometimes aborts
+    # the process under gloo ("terminate called without an active exception").
+    del model
+    gc.collect()
     if args.distributed:
         dist.barrier()
         dist.destroy_process_group()

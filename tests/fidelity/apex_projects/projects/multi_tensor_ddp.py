@@ -8,6 +8,7 @@ multi-tensor L2 norm where the extension is there (amp_C); LOCAL_RANK from the l
 Needs apex (built with its CUDA extensions), NCCL and CUDA GPUs as it is.
 """
 import argparse
+import gc
 import os
 
 import torch
@@ -91,6 +92,10 @@ def main():
     if args.local_rank == 0:
         print(f'FINAL project=multi_tensor_ddp world_size={world_size} loss={reduced.item():.6f} '
               f'loss_grad_norm={norm:.6f}')
+    # Free DDP before the group goes: its reducer, left to die at interpreter exit, sometimes aborts
+    # the process under gloo ("terminate called without an active exception").
+    del model
+    gc.collect()
     if distributed:
         dist.barrier()
         dist.destroy_process_group()

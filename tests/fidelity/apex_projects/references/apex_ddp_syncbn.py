@@ -3,6 +3,7 @@
 normalizes over its own batch), torch.amp with autocast in bfloat16 where the CPU computes it
 natively. Under `torchrun --standalone --nproc_per_node 2`, as the project."""
 import argparse
+import gc
 import os
 
 import torch
@@ -84,6 +85,10 @@ def main():
     if local_rank == 0:
         print(f'FINAL reference=apex_ddp_syncbn autocast={CPU_BF16} world_size={world_size} '
               f'loss={reduced_loss.item():.6f}')
+    # Free DDP before the group goes: its reducer, left to die at interpreter exit, sometimes aborts
+    # the process under gloo ("terminate called without an active exception").
+    del model
+    gc.collect()
     if distributed:
         dist.barrier()
         dist.destroy_process_group()

@@ -2,6 +2,7 @@
 in bfloat16 where the CPU computes it natively, the gradient norm of the unscaled gradients by
 torch's own norm. Under `torchrun --standalone --nproc_per_node 2`, as the project."""
 import argparse
+import gc
 import os
 
 import torch
@@ -67,6 +68,10 @@ def main():
     if local_rank == 0:
         print(f'FINAL reference=multi_tensor_ddp autocast={CPU_BF16} world_size={world_size} '
               f'loss={reduced.item():.6f} loss_grad_norm={norm:.6f}')
+    # Free DDP before the group goes: its reducer, left to die at interpreter exit, sometimes aborts
+    # the process under gloo ("terminate called without an active exception").
+    del model
+    gc.collect()
     if distributed:
         dist.barrier()
         dist.destroy_process_group()
