@@ -61,3 +61,12 @@ def test_a_module_outside_the_project_is_not_renamed(tmp_path, run_tool):
     (project / "train.py").write_text(TRAIN)
     result = run_tool(["torchport", "run", "--target", "cpu", "train.py"], project, env={"PYTHONPATH": str(elsewhere)})
     assert result.returncode == 1 and "SyntaxError" in result.stderr
+
+
+def test_an_uncaught_error_in_a_renamed_script_is_reported_from_the_scripts_own_frame(tmp_path, run_tool):
+    (tmp_path / "train.py").write_text("import torch\n\nx = torch.zeros(2).cuda(async=True)\nraise ValueError('no data')\n")
+    result = run_tool(["torchport", "run", "--target", "cpu", "--log", "run.log", "train.py"], tmp_path)
+    assert result.returncode == 1
+    traceback = result.stderr.split("Traceback (most recent call last):\n")[-1].splitlines()
+    assert traceback[:3] == ['  File "train.py", line 4, in <module>', "    raise ValueError('no data')",
+                             "ValueError: no data"], result.stderr

@@ -35,7 +35,7 @@ from torchport import targets
 from torchport.distribute.modes import BATCH_MODES
 from torchport.errors import UsageError
 from torchport.runtime.autoload import DEFAULT_LOG, RANKS_LOG_ENV
-from torchport.runtime import pre37
+from torchport.runtime import main_module, pre37
 from torchport.syntax import BEFORE_37, PYTHON2, syntax_problem
 
 
@@ -253,8 +253,8 @@ def report_uncaught(error: BaseException) -> None:
     our launcher (this module, runpy) are dropped from the top. Chained exceptions keep theirs."""
     import runpy
 
-    launcher = {main.__code__.co_filename, runpy.run_path.__code__.co_filename}
-    if "torchport.runtime.distributed" in sys.modules:
+    launcher = {main.__code__.co_filename, runpy.run_path.__code__.co_filename, main_module.__file__, pre37.__file__}
+    if "torchport.runtime.distributed" in sys.modules:  # (not imported for it: it brings the rewriter)
         launcher.add(sys.modules["torchport.runtime.distributed"].__file__)
     frames = error.__traceback__
     while frames is not None and frames.tb_frame.f_code.co_filename in launcher:

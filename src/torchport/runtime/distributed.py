@@ -10,7 +10,6 @@ tracebacks show the script's own lines."""
 from __future__ import annotations
 
 import ast
-import builtins
 import io
 import os
 import subprocess
@@ -22,6 +21,7 @@ from torchport.distribute import Options, distribute_source
 from torchport.distribute.lines import back, line_map
 from torchport.errors import UsageError, internal_error
 from torchport.runtime.autoload import RANKS_LOG_ENV
+from torchport.runtime.main_module import execute
 
 
 
@@ -91,17 +91,3 @@ def compile_at_original_lines(source: str, original: str, path: str) -> types.Co
         start = back(lines, node.lineno)
         node.lineno, node.end_lineno = start, max(start, back(lines, end_line))
     return compile(tree, path, "exec", dont_inherit=True)
-
-
-def execute(code: types.CodeType, path: str) -> None:
-    """Run `code` as the `__main__` module of `path`, as runpy.run_path runs a script."""
-    module = types.ModuleType("__main__")
-    module.__dict__.update(__file__=path, __cached__=None, __loader__=None, __package__=None, __spec__=None,
-                           __builtins__=builtins)
-    saved = sys.modules.get("__main__")
-    sys.modules["__main__"] = module
-    try:
-        exec(code, module.__dict__)
-    finally:
-        if saved is not None:
-            sys.modules["__main__"] = saved

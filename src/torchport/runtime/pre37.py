@@ -8,14 +8,13 @@ disk: a renamed module is compiled from memory and gets no bytecode cache.
 
 from __future__ import annotations
 
-import builtins
 import importlib.abc
 import importlib.machinery
 import os
 import sys
-import types
 
 from torchport.async_arguments import NEW, OLD, rename_async_arguments
+from torchport.runtime.main_module import execute
 from torchport.syntax import syntax_problem
 from torchport.targets.verdict import Kind, Verdict
 
@@ -44,17 +43,7 @@ def install(root: str, log) -> "ProjectFinder":
 def run_script(script: str, source: bytes, log) -> None:
     """Run `source` (the script's, renamed) as `runpy.run_path(script, run_name="__main__")` would."""
     _log_lines(log, script, source)
-    code = compile(source, script, "exec", dont_inherit=True)
-    main = types.ModuleType("__main__")
-    main.__dict__.update(__file__=script, __builtins__=builtins, __loader__=None, __spec__=None, __package__=None,
-                         __cached__=None)
-    saved = sys.modules.get("__main__")
-    sys.modules["__main__"] = main
-    try:
-        exec(code, main.__dict__)
-    finally:
-        if saved is not None:
-            sys.modules["__main__"] = saved
+    execute(compile(source, script, "exec", dont_inherit=True), script)
 
 
 def _log_lines(log, path: str, renamed: bytes) -> None:
