@@ -117,6 +117,21 @@ def require_torch() -> None:
         raise UsageError(f"PyTorch fails to import {where}: {error}") from None
 
 
+def migrate_at_run_time(target: str, log: str):
+    """Patch torch for `target` as `torchport run` does, its child processes included (for the
+    commands that run a script under a target: shapes, dump); the Session, or a UsageError."""
+    from torchport import runtime
+    from torchport.runtime.autoload import LOG_ENV, TARGET_ENV
+
+    try:
+        session = runtime.apply(target, log=log)
+    except runtime.TargetError as error:
+        raise UsageError(str(error)) from None
+    os.environ[TARGET_ENV] = session.target.name
+    os.environ[LOG_ENV] = os.path.abspath(log)
+    return session
+
+
 def _plan(args):
     """(sys.argv for the program, a function that runs it), or a UsageError."""
     import importlib.util

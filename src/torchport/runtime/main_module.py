@@ -4,6 +4,7 @@ run_name="__main__")` does: for scripts run rewritten in memory (pre-3.7 code, -
 from __future__ import annotations
 
 import builtins
+import os
 import sys
 import types
 
@@ -20,3 +21,16 @@ def execute(code: types.CodeType, path: str) -> None:
     finally:
         if saved is not None:
             sys.modules["__main__"] = saved
+
+
+def run_as_main(code: types.CodeType, path: str, argv: list[str]) -> None:
+    """Run `code` as `python path argv[1:]` would: sys.argv and sys.path[0] set as python sets
+    them, and both put back afterwards (the command may run in a test's process)."""
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = list(argv)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        execute(code, os.path.abspath(path))
+    finally:
+        sys.argv = saved_argv
+        sys.path[:] = saved_path

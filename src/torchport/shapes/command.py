@@ -46,7 +46,8 @@ from torchport.errors import UsageError
 from torchport.report.destination import RULE, output_file, output_folder
 from torchport.shapes.callsites import project_of, set_project
 from torchport.shapes.detector import DETECTOR, REPORT, StepLimit, prints_here
-from torchport.shapes.launch import compile_script, from_the_script, run_as_main
+from torchport.runtime.main_module import run_as_main
+from torchport.shapes.launch import compile_script, from_the_script
 from torchport.shapes.loops import MANUAL_EDIT, find_training_loops, instrument_source, why_no_training_loop
 
 
@@ -71,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from torchport.runtime.command import require_torch
+    from torchport.runtime.command import migrate_at_run_time, require_torch
 
     steps = _positive(args.steps, "--steps") if args.steps is not None else None
     script, argv = _script(args.program)
@@ -79,7 +80,8 @@ def main(args: argparse.Namespace) -> int:
     report = _report_path(args)
     code = _instrumented_code(script)
     require_torch()
-    session = _migrate_at_run_time(args) if args.target else None
+    session = migrate_at_run_time(args.target, args.log or os.path.join(args.output, "torchport_run.log")) \
+        if args.target else None
     DETECTOR.reset()
     DETECTOR.configure(report=report, include_static=args.all, max_steps=steps, exit_at_limit=True)
     try:
@@ -151,21 +153,6 @@ def _report_path(args: argparse.Namespace) -> str:
     if args.target:
         output_file(args.log or os.path.join(args.output, "torchport_run.log"), "--log")
     return report
-
-
-def _migrate_at_run_time(args: argparse.Namespace):
-    """Patch torch for --target as `torchport run` does, its child processes included."""
-    from torchport import runtime
-    from torchport.runtime.autoload import LOG_ENV, TARGET_ENV
-
-    log = args.log or os.path.join(args.output, "torchport_run.log")
-    try:
-        session = runtime.apply(args.target, log=log)
-    except runtime.TargetError as error:
-        raise UsageError(str(error)) from None
-    os.environ[TARGET_ENV] = session.target.name
-    os.environ[LOG_ENV] = os.path.abspath(log)
-    return session
 
 
 def _run(code, script: str, argv: list[str]) -> int:
