@@ -40,6 +40,7 @@ bench: venv
 	$(PY) bench/fallback.py
 	$(PY) bench/optim.py
 	$(PY) bench/shapes.py
+	$(PY) bench/dump.py
 
 clean:
 	rm -rf $(VENV) demo_out

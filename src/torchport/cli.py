@@ -23,6 +23,8 @@ COMMANDS = {
     "check": ("torchport.check.command", "list what a migration would change, as a linter lists findings"),
     "analyze": ("torchport.analyze.command", "report what will not move, what to tune, and third-party CUDA"),
     "ops": ("torchport.ops.command", "which aten ops a run uses that a target has no kernel for"),
+    "dump": ("torchport.precision.dump_command", "record what a run computes, per module call, to compare it"),
+    "compare": ("torchport.precision.compare_command", "compare two dumps and name the first call that parts"),
     "targets": ("torchport.targets.command", "list the targets, or what each torch.cuda API becomes"),
     "config": ("torchport.config", "show the settings [tool.torchport] in pyproject.toml gives, and where each comes from"),
 }
@@ -40,6 +42,7 @@ examples:
   torchport analyze repo/ -o report --target npu          what will not move, and what to tune
   torchport shapes --steps 20 train.py                    which calls change shapes from step to step
   torchport ops capture -o ops.json --steps 3 train.py    the aten ops a run uses; then: ops check
+  torchport dump -o ref --target cpu train.py             what a run computes; then: compare ref other
   torchport targets --target accelerator                  what each torch.cuda API becomes
 """
 

@@ -1,4 +1,4 @@
-"""A script runs the same under `ops capture`, `shapes` and the detector as it does plainly: the
+"""A script runs the same under `ops capture`, `shapes`, `dump` and the detector as it does plainly: the
 corpus of tricky calls (transparency_corpus.py) gives the same results, or raises the same errors."""
 
 from __future__ import annotations
@@ -49,6 +49,17 @@ def test_the_corpus_runs_the_same_under_the_op_recorder(plain):
     assert {"aten::remainder", "aten::pow", "aten::where", "aten::index_put_"} <= names
 
 
+def test_the_corpus_runs_the_same_under_the_dump_recorder(plain):
+    from torchport.precision.recorder import DumpRecorder
+
+    with DumpRecorder() as recorder:
+        captured = corpus.outcomes()
+        torch.nn.Linear(3, 2)(torch.ones(1, 3)).sum().backward()
+    assert corpus.differences(plain, captured) == []
+    assert [(r["phase"], r["module"].split("#")[0]) for r in recorder.records[-2:]] == [
+        ("forward", "Linear"), ("backward", "Linear")]
+
+
 def test_the_corpus_runs_the_same_in_a_step_of_the_detector(plain):
     from torchport.shapes.detector import ShapeDetector
 
@@ -59,8 +70,8 @@ def test_the_corpus_runs_the_same_in_a_step_of_the_detector(plain):
     assert detector.steps == 1 and len(detector.sites) > len(corpus.CASES)
 
 
-@pytest.mark.parametrize("command", [("ops", "capture", "-o", "{out}/ops.json"), ("shapes", "-o", "{out}")],
-                         ids=["ops capture", "shapes"])
+@pytest.mark.parametrize("command", [("ops", "capture", "-o", "{out}/ops.json"), ("shapes", "-o", "{out}"),
+                                     ("dump", "-o", "{out}")], ids=["ops capture", "shapes", "dump"])
 def test_the_commands_run_a_script_of_the_corpus_unchanged(cli, tmp_path, plain, command):
     kind = command[0]
     script = tmp_path / "train.py"

@@ -1,0 +1,58 @@
+"""A dump on disk: DIR/dump.json (the settings, the steps, one record per tensor) and
+DIR/samples.pt (every record's sample, one float32 tensor; a record's `sample` is its index)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from torchport.errors import UsageError
+
+SCHEMA = "torchport-dump/1"
+RECORDS, SAMPLES = "dump.json", "samples.pt"
+
+
+@dataclass
+class Dump:
+    folder: str
+    settings: dict
+    steps: list[dict]
+    records: list[dict]
+    samples: list  # float32 tensors, by record["sample"]
+    ended: str = ""
+
+
+def write(folder: str, dump: Dump) -> int:
+    """Write `dump` into `folder`; the bytes written."""
+    import torch
+
+    lengths = [len(sample) for sample in dump.samples]
+    flat = torch.cat(dump.samples) if dump.samples else torch.zeros(0)
+    body = {"schema": SCHEMA, "settings": dump.settings, "ended": dump.ended, "steps": dump.steps,
+            "records": dump.records, "sample_lengths": lengths}
+    with open(os.path.join(folder, RECORDS), "w", encoding="utf-8") as file:
+        json.dump(body, file, separators=(",", ":"))
+    torch.save(flat, os.path.join(folder, SAMPLES))
+    return sum(os.path.getsize(os.path.join(folder, name)) for name in (RECORDS, SAMPLES))
+
+
+def read(folder: str) -> Dump:
+    """The dump in `folder`, or a UsageError that says what is wrong with it."""
+    import torch
+
+    records = os.path.join(folder, RECORDS)
+    if not os.path.isdir(folder):
+        raise UsageError(f"{folder}: no such dump folder")
+    try:
+        with open(records, encoding="utf-8") as file:
+            body = json.load(file)
+        flat = torch.load(os.path.join(folder, SAMPLES), weights_only=True)
+    except FileNotFoundError as error:
+        raise UsageError(f"{folder}: not a dump ({os.path.basename(error.filename)} is missing)") from None
+    except (OSError, ValueError, RuntimeError) as error:
+        raise UsageError(f"{folder}: the dump cannot be read: {error}") from None
+    if not isinstance(body, dict) or body.get("schema") != SCHEMA:
+        raise UsageError(f"{folder}: not a {SCHEMA} dump (schema {body.get('schema') if isinstance(body, dict) else None!r})")
+    samples = list(flat.split(body["sample_lengths"])) if body["sample_lengths"] else []
+    return Dump(folder, body["settings"], body["steps"], body["records"], samples, body.get("ended", ""))

@@ -1,0 +1,212 @@
+"""What `torchport dump` records while the script runs, through torch's global hooks (no edit of
+the script): each module call's floating-point outputs, the gradient that reaches each of them in
+backward, the loss (a one-element tensor whose backward() is called) and every parameter's
+gradient norm before each optimizer step.
+
+A module call is named by its path from the outermost module called (`Net.layer2.0.conv1`, as
+named_modules names it), its call count in the step (a module called twice: calls 0 and 1) and the
+line of the project that called it. Steps are counted by optimizer steps (the most steps any one
+optimizer made: a GAN's two optimizers make one step); with `steps`, the script is stopped after
+that many, as `ops capture --steps` stops it."""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from collections import Counter, deque
+
+from torchport.precision.stats import is_recorded, summary
+from torchport.targets.devices import HOST_DEVICE_TYPE
+
+
+RECENT = 4  # tensors remembered, to summarise a module's output that is its last child's only once
+
+
+class EnoughSteps(BaseException):
+    """Raised from the optimizer hook after the last recorded step: ends the script (not an
+    Exception: the script's own `except Exception` does not catch it; its `finally` blocks run)."""
+
+
+_OURS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")  # torchport's own
+
+
+class DumpRecorder:
+    def __init__(self, steps: int | None = None) -> None:
+        self.max_steps = steps
+        self.records: list[dict] = []
+        self.samples: list = []
+        self.steps: dict[int, dict] = {}
+        self.step = 0
+        self.recording = True
+        self._stack: list[tuple[object, str]] = []
+        self._roots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # (an id could be reused)
+        self._taken: Counter = Counter()
+        self._recent: deque = deque(maxlen=RECENT)
+        self._children: dict[tuple[int, int], str] = {}
+        self._parameters: dict[int, str] = {}
+        self._calls: Counter = Counter()
+        self._made: Counter = Counter()
+        self._undo: list = []
+        self.autocast_dtypes: set[str] = set()
+
+    # -- installing
+    def __enter__(self) -> "DumpRecorder":
+        import torch
+        from torch.nn.modules import module as modules
+        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+        handles = [modules.register_module_forward_pre_hook(self._entered),
+                   modules.register_module_forward_hook(self._left, always_call=True),
+                   register_optimizer_step_pre_hook(self._before_step),
+                   register_optimizer_step_post_hook(self._after_step)]
+        self._undo = [handle.remove for handle in handles]
+        backward = torch.Tensor.backward
+        recorder = self
+
+        def recorded_backward(tensor, *args, **kwargs):
+            if recorder.recording and tensor.numel() == 1:
+                recorder._this_step()["loss"].append(float(tensor.detach().float().reshape(())))
+            return backward(tensor, *args, **kwargs)
+
+        torch.Tensor.backward = recorded_backward
+        self._undo.append(lambda: setattr(torch.Tensor, "backward", backward))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for undo in reversed(self._undo):
+            undo()
+        self._undo = []
+
+    # -- module calls
+    def _entered(self, module, args) -> None:
+        if self._stack:
+            parent, parent_path = self._stack[-1]
+            path = f"{parent_path}.{self._child_name(parent, module)}"
+        else:
+            path = self._root_name(module)
+        self._stack.append((module, path))
+
+    def _left(self, module, args, output) -> None:
+        while self._stack and self._stack[-1][0] is not module:  # (a call that raised inside)
+            self._stack.pop()
+        if not self._stack:
+            return
+        _, path = self._stack.pop()
+        if not self.recording:
+            return
+        key = (self.step, path)
+        call = self._calls[key]
+        self._calls[key] += 1
+        where = _caller()
+        import torch.utils._pytree as pytree
+
+        for index, tensor in enumerate(pytree.tree_leaves(output)):
+            if not is_recorded(tensor):
+                continue
+            autocast = _autocast(tensor)
+            self._record("forward", path, call, index, where, autocast, tensor)
+            if tensor.requires_grad:
+                tensor.register_hook(self._gradient_hook(path, call, index, where, autocast))
+
+    def _gradient_hook(self, path: str, call: int, index: int, where: str, autocast):
+        step = self.step
+
+        def record(gradient) -> None:
+            if self.recording and self.step == step and is_recorded(gradient):
+                self._record("backward", path, call, index, where, autocast, gradient)
+
+        return record
+
+    def _record(self, phase: str, path: str, call: int, index: int, where: str, autocast, tensor) -> None:
+        stats = self._summarised(tensor)
+        stats.update(step=self.step, phase=phase, module=path, call=call, output=index, source=where,
+                     autocast_dtype=autocast)
+        self.records.append(stats)
+        if autocast:
+            self.autocast_dtypes.add(autocast)
+
+    def _summarised(self, tensor) -> dict:
+        """The statistics of `tensor` (with its sample's index), computed once for a tensor recorded
+        just before, unchanged since: a module's output is often its last child's (Sequential, a
+        block ending in its activation), and so is the gradient that reaches it."""
+        for known, version, stats in self._recent:
+            if known() is tensor and tensor._version == version:
+                return dict(stats)
+        stats, sample = summary(tensor)
+        stats["sample"] = len(self.samples)
+        self.samples.append(sample)
+        self._recent.append((weakref.ref(tensor), tensor._version, stats))
+        return dict(stats)
+
+    def _child_name(self, parent, module) -> str:
+        key = (id(parent), id(module))
+        if key not in self._children:
+            named = (name for name, child in parent.named_modules() if child is module and name)
+            self._children[key] = next(named, type(module).__name__)
+        return self._children[key]
+
+    def _root_name(self, module) -> str:
+        if module not in self._roots:
+            name = type(module).__name__
+            self._taken[name] += 1
+            self._roots[module] = name if self._taken[name] == 1 else f"{name}#{self._taken[name] - 1}"
+            for parameter_name, parameter in module.named_parameters():
+                self._parameters.setdefault(id(parameter), f"{self._roots[module]}.{parameter_name}")
+        return self._roots[module]
+
+    # -- steps
+    def _this_step(self) -> dict:
+        return self.steps.setdefault(self.step, {"step": self.step, "loss": [], "grad_norms": {}})
+
+    def _before_step(self, optimizer, args, kwargs) -> None:
+        if not self.recording:
+            return
+        import torch
+
+        named = [(self._parameters.get(id(p), f"{type(optimizer).__name__}.group{g}.{i}"), p.grad)
+                 for g, group in enumerate(optimizer.param_groups) for i, p in enumerate(group["params"])
+                 if p.grad is not None]
+        if not named:
+            return
+        norms = [torch.linalg.vector_norm(grad.detach().float()).to(HOST_DEVICE_TYPE) for _, grad in named]
+        norms_step = self._this_step()["grad_norms"]
+        for (name, _), norm in zip(named, torch.stack(norms).tolist()):
+            norms_step[name] = norm
+
+    def _after_step(self, optimizer, args, kwargs) -> None:
+        self._made[id(optimizer)] += 1
+        made = max(self._made.values())
+        if made > self.step and self.recording:
+            self._this_step()
+            self.step = made
+            if self.max_steps is not None and made >= self.max_steps:
+                self.recording = False
+                raise EnoughSteps
+
+
+def _autocast(tensor) -> str | None:
+    import torch
+
+    device = tensor.device.type
+    try:
+        if torch.is_autocast_enabled(device):
+            return str(torch.get_autocast_dtype(device)).replace("torch.", "")
+    except (RuntimeError, TypeError):  # a device type autocast does not know
+        return None
+    return None
+
+
+def _caller() -> str:
+    """'train.py:31': the innermost line outside torch and torchport on the way to this call."""
+    import torch
+
+    skipped = (os.path.join(os.path.dirname(torch.__file__), ""), _OURS)
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(skipped) and not filename.startswith("<"):
+            relative = os.path.relpath(filename)
+            return f"{filename if relative.startswith('..') else relative}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""

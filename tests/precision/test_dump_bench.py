@@ -1,0 +1,21 @@
+"""bench/dump.py runs end to end and prints both sides and the goal (a smoke run: timings are not judged)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "dump.py"
+
+
+@pytest.mark.fidelity  # a whole benchmark script's smoke run, as bench/shapes.py's
+def test_the_bench_prints_both_sides_and_the_goal(tmp_path):
+    done = subprocess.run([sys.executable, str(BENCH), "--rounds", "1", "--steps", "1", "--warmup", "0"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    for fragment in ("plain step", "dumped step", "x the plain step (goal <= 1.5)", "a step on disk"):
+        assert fragment in done.stdout
+    assert list(tmp_path.iterdir()) == []
