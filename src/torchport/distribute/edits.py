@@ -25,6 +25,7 @@ class Read:
         is not resolved again."""
         last = cls._last  # (read once: another thread may set it meanwhile)
         if last is None or last[0] != text:
+            forget_children()
             last = cls._last = (text, cls(text))
         return last[1]
 
@@ -86,17 +87,33 @@ class Read:
         return node
 
 
-def walk(node: cst.CSTNode, into_scopes: bool = True, children=None) -> Iterator[cst.CSTNode]:
+_CHILDREN: dict[cst.CSTNode, tuple] = {}  # (emptied when a new text is read: it holds the nodes)
+
+
+def children_of(node: cst.CSTNode) -> tuple:
+    """`node.children`, built once per node: LibCST's property visits the node anew each time it
+    is asked, and the steps walk the same tree many times (nodes never change: a tree that differs
+    is made of other nodes)."""
+    found = _CHILDREN.get(node)
+    if found is None:
+        found = _CHILDREN[node] = tuple(node.children)
+    return found
+
+
+def forget_children() -> None:
+    _CHILDREN.clear()
+
+
+def walk(node: cst.CSTNode, into_scopes: bool = True, children=children_of) -> Iterator[cst.CSTNode]:
     """`node` and every node below it (not into nested functions, classes and lambdas when
-    `into_scopes` is false). `children`: a node's children from an index (LibCST's `children`
-    property builds them anew each time it is asked)."""
+    `into_scopes` is false). `children`: a node's children (default: built once per node)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
         if not into_scopes and current is not node and isinstance(current, SCOPES):
             continue
-        stack.extend(reversed(current.children if children is None else children(current)))
+        stack.extend(reversed(children(current)))
 
 
 def calls(node: cst.CSTNode, into_scopes: bool = True) -> Iterator[cst.Call]:
