@@ -30,7 +30,7 @@ class Read:
         return last[1]
 
     def __init__(self, text: str):
-        wrapper = MetadataWrapper(cst.parse_module(text))
+        wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # (parsed here: no one else holds it)
         self.module = wrapper.module
         self._positions = wrapper.resolve(PositionProvider)
         self._names = wrapper.resolve(QualifiedNameProvider)

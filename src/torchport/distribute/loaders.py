@@ -45,7 +45,7 @@ def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
     if getattr(plan, "unwrapped", ""):  # (a step run alone, in tests, has no plan)
         return source, [_left_whole(plan.unwrapped)]
     try:
-        facts = Facts.read(MetadataWrapper(cst.parse_module(source)))
+        facts = Facts.read(MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True))
     except Exception:  # (LibCST's scope analysis fails on some odd code: such a file is left as it is)
         return source, []
     edits = Edits()
