@@ -257,3 +257,21 @@ def test_with_package_only_that_package_is_reported(cli, tmp_path):
     code, out, err = cli("analyze", project, "-o", tmp_path / "out2", "-m", "third-party", "--package", "pytest")
     assert code == 0, err
     assert "not scanned" not in out and not (tmp_path / "out2" / "torchport_report" / "not_scanned.csv").exists()
+
+
+def test_a_cuda_only_kernel_package_gets_no_install_advice(tmp_path):
+    """(flash-attn, xformers, bitsandbytes, triton, mamba_ssm exist for CUDA alone: installing them
+    on the NPU is no way out; the row says what torchport does, or what to use instead)"""
+    write_tree(tmp_path, {"train.py": (
+        "import torch\n"
+        "from flash_attn import flash_attn_func\n"
+        "import bitsandbytes as bnb\n"
+        "import triton\n"
+        "from mamba_ssm import Mamba\n"
+    )})
+    rows = {row.module: row for row in not_scanned(tmp_path) if importlib.util.find_spec(row.module) is None}
+    assert set(rows) == {"flash_attn", "bitsandbytes", "triton", "mamba_ssm"}
+    for row in rows.values():
+        assert row.kind == CUDA_LIBRARY and "install" not in row.action.replace("nothing to install", ""), row
+    assert "torchport's stand-in" in rows["flash_attn"].action and "TP029" in rows["bitsandbytes"].action
+    assert "reference path" in rows["mamba_ssm"].action and "Triton" in rows["triton"].action

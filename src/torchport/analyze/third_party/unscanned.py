@@ -24,6 +24,7 @@ from torchport.analyze.third_party.files import COMPILED_LIBRARIES, walk
 from torchport.analyze.third_party.imports import ImportSite, import_sites
 from torchport.analyze.third_party.locate import NOT_THIRD_PARTY, own_modules, package_roots
 from torchport.apis.apex import APEX
+from torchport.apis.kernels_llm import STAND_INS, no_stand_in_advice
 from torchport.errors import UsageError
 from torchport.pyast import parse_quietly
 from torchport.report.csv_table import write_table
@@ -44,6 +45,10 @@ INSTALL_UNNAMED = ("install the package that provides {module}, then analyze aga
 APEX_NOTE = ("nothing to install: torchport reads apex itself (analyze --mode apis lists each use in "
              "apex_api.csv, migrate rewrites them, run serves a stand-in package)")
 OPTIONAL = "optional: imported inside try/except ImportError"
+KERNEL_PACKAGE = "a CUDA-only kernel package (a CUDA build, for no other device), not installed"
+STAND_IN = ("nothing to install (it exists for CUDA only): migrate imports torchport's stand-in instead "
+            "(TP029, on torch) and run serves it")
+NO_STAND_IN = "nothing to install (it exists for CUDA only): {advice}"
 
 # What a file's text says about its imports, read before (and mostly instead of) parsing it.
 _FROM = re.compile(rb"\bfrom[ \t]+([\w.]+)[ \t]+import\b")
@@ -108,6 +113,10 @@ def brief(row: Unscanned) -> str:
             said += ": torchport reads apex itself"
     elif row.kind == CUDA_EXTENSION:
         said = "a CUDA extension: port it (an NPU or CPU implementation, or a pure-torch fallback)"
+    elif row.action == STAND_IN:
+        said = "a CUDA-only kernel package: torchport's stand-in (migrate TP029, run)"
+    elif row.what.startswith(KERNEL_PACKAGE):
+        said = f"a CUDA-only kernel package: {row.action.split(': ', 1)[-1]}"
     else:
         said = "a CUDA-only library, not installed: needs another implementation"
     return f"{said}, optional" if row.optional else said
@@ -212,6 +221,11 @@ class _Project:
             return self.row(site, shown, library, CUDA_LIBRARY, "a CUDA-only library, not installed", PORT_LIBRARY)
         if site.top == APEX:
             return self.row(site, shown, APEX, NOT_INSTALLED, "NVIDIA apex, not installed", APEX_NOTE)
+        if site.top in STAND_INS:
+            return self.row(site, shown, site.top, CUDA_LIBRARY, KERNEL_PACKAGE, STAND_IN)
+        advice = next((a for c in candidates if (a := no_stand_in_advice(c))), None)
+        if advice is not None:
+            return self.row(site, shown, site.top, CUDA_LIBRARY, KERNEL_PACKAGE, NO_STAND_IN.format(advice=advice))
         distribution = distribution_of(site.top)
         action = (INSTALL.format(distribution=distribution) if distribution
                   else INSTALL_UNNAMED.format(module=site.top))
