@@ -60,6 +60,32 @@ CASES = [
         },
         id="in a comprehension",
     ),
+    pytest.param(
+        TORCH + "def forward(input, target):\n    assert input.is_cuda and target.is_cuda\n    return input\n",
+        {
+            "npu": TORCH_NPU + "def forward(input, target):\n    assert input.is_npu and target.is_npu\n    return input\n",
+            "xpu": TORCH + "def forward(input, target):\n    assert input.is_xpu and target.is_xpu\n    return input\n",
+            "mps": TORCH + "def forward(input, target):\n    assert input.is_mps and target.is_mps\n    return input\n",
+            "cpu": TORCH + "def forward(input, target):\n    assert input.is_cpu and target.is_cpu\n    return input\n",
+            "accelerator": TORCH_DEVICE_TYPE + "def forward(input, target):\n"
+                           "    assert input.device.type == DEVICE_TYPE and target.device.type == DEVICE_TYPE\n"
+                           "    return input\n",
+        },
+        id="asserted (flash-attn's cross-entropy): on the target's device, the CPU included",
+    ),
+    pytest.param(
+        TORCH + 'def to_numpy(x):\n    assert not x.is_cuda, "host tensors only"\n    return x.numpy()\n',
+        {
+            "npu": TORCH_NPU + 'def to_numpy(x):\n    assert not x.is_npu, "host tensors only"\n    return x.numpy()\n',
+            "xpu": TORCH + 'def to_numpy(x):\n    assert not x.is_xpu, "host tensors only"\n    return x.numpy()\n',
+            "mps": TORCH + 'def to_numpy(x):\n    assert not x.is_mps, "host tensors only"\n    return x.numpy()\n',
+            "cpu": UNCHANGED,
+            "accelerator": TORCH_DEVICE_TYPE + 'def to_numpy(x):\n'
+                           '    assert not (x.device.type == DEVICE_TYPE != "cpu"), "host tensors only"\n'
+                           '    return x.numpy()\n',
+        },
+        id="asserted not: on the host, its answer kept",
+    ),
 ]
 
 
