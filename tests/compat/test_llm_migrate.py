@@ -65,3 +65,17 @@ def test_the_npu_output_imports_no_cuda_only_package(torchport, tmp_path, script
     result = torchport("migrate", "-q", "--target", "npu", "-o", tmp_path / "out", SCRIPTS / script)
     assert result.returncode == 0, result.stderr
     assert not imported((tmp_path / "out" / script).read_text()) & CUDA_ONLY
+
+
+@pytest.mark.fidelity  # a whole script: migrate, then torchport run
+def test_the_npu_output_runs_with_npu_fusion_attention_and_the_losses_by_hand(torchport, tmp_path, references):
+    """(on this CPU under `torchport run`, which serves its torch_npu stand-in: npu_fusion_attention
+    as torch_npu documents it, causal sparse_mode 3 included)"""
+    script, by_hand = PAIRS[0]
+    assert torchport("migrate", "-q", "--target", "npu", "-o", tmp_path / "out", SCRIPTS / script).returncode == 0
+    migrated = (tmp_path / "out" / script).read_text()
+    assert "torch_npu.npu_fusion_attention(q, k, v, q.shape[2], \"BSND\"" in migrated
+    result = torchport("run", "--target", "cpu", "--log", tmp_path / "run.log", tmp_path / "out" / script, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    got, expected = losses(result.stdout), references[by_hand]
+    assert len(got) == 6 and all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(got, expected)), (got, expected)

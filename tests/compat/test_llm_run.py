@@ -1,5 +1,6 @@
 """Unmodified LLM-era scripts run under `torchport run --target cpu`: a nanoGPT/litgpt-style one
-with flash-attn, fused RMSNorm, rotary and an 8-bit AdamW, and a diffusion-style one with xformers,
+with flash-attn, fused RMSNorm, rotary and an 8-bit AdamW, a diffusion-style one with xformers and a
+packed-sequence one with flash-attn's varlen attention,
 each with the losses of the same model written by hand with SDPA and torch.optim."""
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ def losses(text: str) -> list[float]:
       "flash_attn.layers.rotary.apply_rotary_emb", "import bitsandbytes", "bitsandbytes.optim.AdamW8bit"}),
     ("diffusion_xformers_train.py", "diffusion_sdpa_train.py",
      {"import xformers.ops", "xformers.ops.memory_efficient_attention", "xformers.ops.SwiGLU"}),
-], ids=["flash-attn and bitsandbytes", "xformers"])
+    pytest.param("packed_varlen_train.py", "packed_sdpa_train.py", {"import flash_attn", "flash_attn.flash_attn_varlen_func"},
+                 marks=pytest.mark.fidelity),
+], ids=["flash-attn and bitsandbytes", "xformers", "varlen"])
 def test_the_script_runs_with_the_losses_of_the_model_written_by_hand(torchport, tmp_path, script, by_hand, uses):
     result = torchport("run", "--target", "cpu", "--log", tmp_path / "run.log", SCRIPTS / script, cwd=tmp_path)
     assert result.returncode == 0, result.stderr

@@ -175,3 +175,15 @@ def no_stand_in_advice(name: str) -> str | None:
         if advice is not None:
             return advice
     return None
+
+# flash_attn_func on torch_npu's fused attention (migrate TP030, npu): q, k, v are (batch, seq, heads,
+# head_dim), torch_npu's layout "BSND"; GQA/MQA as they are (key/value heads dividing the query's).
+# flash-attn's causal mask is aligned bottom-right (>= 2.1): torch_npu's sparse_mode 3, which takes
+# the compressed 2048 x 2048 mask (True above the diagonal: left out) whatever the lengths. flash-attn
+# scales by 1/sqrt(head_dim) unless told; torch_npu by 1.0 unless told. keep_prob is 1 - dropout_p.
+FLASH_ATTN_FUNC = ("flash_attn.flash_attn_func", "flash_attn.flash_attn_interface.flash_attn_func")
+FLASH_ATTN_FUNC_PARAMETERS = ("q", "k", "v", "dropout_p", "softmax_scale", "causal")
+NPU_FUSION_ATTENTION = "torch_npu.npu_fusion_attention"
+NPU_LAYOUT = "BSND"
+NPU_BOTTOM_RIGHT_CAUSAL = 3
+NPU_COMPRESSED_MASK = 2048
