@@ -1,5 +1,6 @@
 """train_npu.py written for the CPU by hand: the same model, data and schedule in plain torch."""
 
+import gc
 import os
 
 import torch
@@ -45,7 +46,12 @@ def main():
             loss /= world
         if local_rank == 0:
             print(f"step {step} loss {loss.item():.8f}")
+    # Free DDP before the group goes: its reducer, left to die at interpreter exit, sometimes aborts
+    # the process under gloo ("terminate called without an active exception").
+    del model
+    gc.collect()
     if world > 1:
+        dist.barrier()
         dist.destroy_process_group()
 
 

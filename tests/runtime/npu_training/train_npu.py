@@ -2,6 +2,7 @@
 .npu(), NpuFusedSGD, torch.npu.amp, hccl under torchrun, torch_npu kernels). Prints each step's
 loss on rank 0. train_cpu.py is the same model written for the CPU by hand."""
 
+import gc
 import os
 
 import torch
@@ -59,7 +60,12 @@ def main():
             loss /= world
         if local_rank == 0:
             print(f"step {step} loss {loss.item():.8f}")
+    # Free DDP before the group goes: its reducer, left to die at interpreter exit, sometimes aborts
+    # the process under gloo ("terminate called without an active exception").
+    del model
+    gc.collect()
     if world > 1:
+        dist.barrier()
         dist.destroy_process_group()
 
 

@@ -16,6 +16,7 @@ Test hooks, off unless set (nothing else changes): PROJECT_SEEN_LOG and PROJECT_
 ".<pid>" appended (one per process), for the sample indices each training step took ("epoch i j
 ...") and the final weights (JSON).
 """
+import gc
 import argparse
 import json
 import os
@@ -186,6 +187,8 @@ def main_worker(gpu, ngpus_per_node, args):
     dump_weights(model)
     if leader:
         print(f"FINAL project=spawn_imagenet world_size={args.world_size} best_loss={best_loss:.6f}", flush=True)
+    del model  # (DDP freed before its group goes: gloo may abort at exit otherwise)
+    gc.collect()
     if args.distributed:
         dist.destroy_process_group()
 

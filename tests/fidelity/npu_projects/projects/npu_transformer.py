@@ -16,6 +16,7 @@ Unlike a ModelZoo model: a synthetic token set of a few hundred sequences, two s
 Test hook, off unless set (nothing else changes): PROJECT_WEIGHTS names a file, ".<pid>" appended
 (one per process), for the final weights (JSON).
 """
+import gc
 import argparse
 import json
 import math
@@ -196,6 +197,8 @@ def main():
     dump_weights(model)
     if rank == 0:
         print(f"FINAL project=npu_transformer world_size={world_size} loss={reduced_loss.item():.8f}", flush=True)
+    del model  # (DDP freed before its group goes: gloo may abort at exit otherwise)
+    gc.collect()
     if distributed:
         dist.barrier()
         dist.destroy_process_group()

@@ -3,6 +3,7 @@ torch. F.rms_norm and F.scaled_dot_product_attention where the project calls tor
 kernels, torch.optim.SGD (what NpuFusedSGD computes), gloo, DDP without device ids, and with --amp
 torch.amp: autocast in bfloat16 exactly where the CPU computes it natively (the cpu target's rule),
 a GradScaler. Under `torchrun --nproc_per_node 2` it keeps the global batch, as the project."""
+import gc
 import argparse
 import json
 import math
@@ -162,6 +163,8 @@ def main():
     if rank == 0:
         print(f"FINAL reference=npu_transformer autocast={args.amp and CPU_BF16} world_size={world_size} "
               f"loss={reduced_loss.item():.8f}", flush=True)
+    del model  # (DDP freed before its group goes: gloo may abort at exit otherwise)
+    gc.collect()
     if distributed:
         dist.barrier()
         dist.destroy_process_group()
