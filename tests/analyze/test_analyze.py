@@ -47,8 +47,8 @@ def test_the_expected_rows_say_what_each_target_needs() -> None:
     """The golden files themselves, read as a person would: the advice differs by target."""
     npu = {row[3] for row in rows(EXPECTED / "npu" / "api_performance_advice.csv")[1:]}
     cpu = {row[3] for row in rows(EXPECTED / "cpu" / "api_performance_advice.csv")[1:]}
-    assert {"autocast", "TASK_QUEUE_ENABLE", "torch.multiprocessing.spawn", ".to()"} <= npu
-    assert not {"autocast", "TASK_QUEUE_ENABLE", "torch.multiprocessing.spawn", ".to()"} & cpu
+    assert {"--amp", "TASK_QUEUE_ENABLE", "torch.multiprocessing.spawn", ".to()"} <= npu
+    assert not {"--amp", "TASK_QUEUE_ENABLE", "torch.multiprocessing.spawn", ".to()"} & cpu
     assert [row[3] for row in rows(EXPECTED / "mps" / "api_precision_advice.csv")[1:]] == ["torch.float64"]
     npu_affinity = {row[5] for row in rows(EXPECTED / "npu" / "affinity_api_call.csv")[1:]}
     assert {"torch_npu.npu_fusion_attention", "torch_npu.npu_rms_norm", "torch_npu.npu_rotary_mul",

@@ -52,7 +52,7 @@ from torchport.migrate.source import FileResult
 from torchport.migrate.walk import add_selection_arguments, scan, selection_from
 from torchport.migrate.selection import add_rule_selection_arguments, rule_selection_from
 from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
-from torchport.migrate.command import (add_apex_argument, add_distributed_arguments, add_source_argument, check_source,
+from torchport.migrate.command import (add_amp_argument, add_apex_argument, add_distributed_arguments, add_source_argument, check_source,
                                        distributed_request, note_source, print_distributed)
 from torchport.report.csv_table import write_table
 from torchport.report.html import HTML_REPORT
@@ -87,6 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     add_source_argument(parser)
     add_apex_argument(parser)
+    add_amp_argument(parser)
     add_distributed_arguments(parser, analysis=True)
     add_selection_arguments(parser)
     add_rule_selection_arguments(parser)
@@ -109,7 +110,7 @@ def main(args: argparse.Namespace) -> int:
         sources=args.src, out=args.out, target=args.target, force=args.force, jobs=args.jobs or (os.cpu_count() or 1),
         selection=selection_from(args), analysis_only=True, reports=wanted, distribute=request, entries=args.entry,
         progress=not args.quiet,
-        apex=args.apex, select=rules.select, ignore=rules.ignore, source=args.source,
+        apex=args.apex, select=rules.select, ignore=rules.ignore, source=args.source, amp=args.amp,
     )
     try:
         outcome = engine.run(options) if wanted else None

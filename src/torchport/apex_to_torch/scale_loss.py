@@ -9,6 +9,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from torchport.apis import apex
+from torchport.apis.amp import GRADIENT_CLIPS
 from torchport.apex_to_torch import arguments
 from torchport.apex_to_torch.changes import Unconvertible
 from torchport.apex_to_torch.references import Use, uses
@@ -190,6 +191,7 @@ def rewrite_steps(text: str, plan) -> tuple[str, list[Change]]:
             done.add(statement)
             optimizer = code(statement.body[0].value.func.value)
             edits.replace(statement.body[0], cst.Expr(cst.parse_expression(f"{plan.scaler}.step({optimizer})")))
+            changes += _unscaled_before_clipping(found, edits, site, statement, optimizer, plan.scaler)
             block = found.parent(statement)
             by_block.setdefault(id(block), []).append(statement)
             blocks[id(block)] = block
@@ -206,6 +208,24 @@ def rewrite_steps(text: str, plan) -> tuple[str, list[Change]]:
                               f"{plan.scaler}.update() after the step: the loss scale grows or backs off once per "
                               "iteration", apex.SCALE_LOSS))
     return edits.apply(found.module), changes
+
+
+def _unscaled_before_clipping(found: Read, edits: Edits, site: Site, step: cst.SimpleStatementLine, optimizer: str,
+                              scaler: str) -> list[Change]:
+    """`scaler.unscale_(optimizer)` before the first gradient clipping between the scaled backward
+    and the step: apex's scale_loss hands back unscaled gradients on leaving, a GradScaler keeps
+    them scaled until its step, and a clip would read them scaled."""
+    scope, line = found.scope_of(step), found.line(step)
+    after = found.line(site.statement) if found.scope_of(site.statement) is scope else 0
+    between = [c for c in found.calls(scope, into_scopes=False) if after < found.line(c) < line]
+    clips = [c for c in between if (code(c.func) or "").rsplit(".", 1)[-1] in GRADIENT_CLIPS]
+    if not clips or any(code(c.func) == f"{scaler}.unscale_" for c in between):  # (master_params' clip: unscaled already)
+        return []
+    clip = found.statement_of(min(clips, key=found.line))
+    edits.insert_before(clip, statements(f"{scaler}.unscale_({optimizer})\n"))
+    at = found.line(clip)
+    return [Change(at, at, CODE, Operation.INSERT, f"{scaler}.unscale_({optimizer}) before the gradients are clipped: "
+                                                   "apex's scale_loss hands them back unscaled", apex.SCALE_LOSS)]
 
 
 def rewrite_scale_loss(text: str, plan) -> tuple[str, list[Change]]:

@@ -8,6 +8,8 @@ CUDA's `torch.cuda.amp.autocast(...)` and `GradScaler(...)` are torch.amp's with
 
 from __future__ import annotations
 
+import re
+
 CUDA_AMP = "torch.cuda.amp"
 AMP_PREFIX = CUDA_AMP + "."
 TORCH_AMP = "torch.amp"
@@ -34,3 +36,14 @@ DEVICE_TYPE_FIRST_CALLS = frozenset(
 # word (torch disables a "cuda" autocast where there is no CUDA). Qualified name -> that keyword.
 # (ultralytics' `autocast(enabled, device="cuda")`, which YOLOv5 re-exports as smart_amp_autocast.)
 LIBRARY_AUTOCASTS = {"ultralytics.utils.torch_utils.autocast": "device"}
+
+# What shows a file has mixed precision of its own, so that `--amp` never adds a second: autocast,
+# a loss scaler, half precision, apex, and the libraries that own the precision of a training step
+# (accelerate, DeepSpeed, Lightning, transformers' Trainer), or a flag that asks for one.
+OWN_MIXED_PRECISION = re.compile(
+    rb"autocast|GradScaler|\.half\(|bfloat16|float16|\bapex\b|\bamp\.|mixed_precision|\bAccelerator\b"
+    rb"|\bdeepspeed\b|\blightning\b|\bTrainer\(|\bprecision\s*=|\bfp16\b|\bbf16\b")
+
+# What clips gradients (torch.nn.utils', by its last name: timm's and the scripts' own helpers are
+# named after it): a GradScaler's gradients are unscaled before any of them reads them.
+GRADIENT_CLIPS = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm")

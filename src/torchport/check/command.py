@@ -29,7 +29,7 @@ from torchport.errors import UsageError
 from torchport.findings import Finding, Operation
 from torchport.migrate import engine
 from torchport.migrate.codes import rule_names
-from torchport.migrate.command import add_apex_argument, add_source_argument, check_source, note_source
+from torchport.migrate.command import add_amp_argument, add_apex_argument, add_source_argument, check_source, note_source
 from torchport.migrate.selection import add_rule_selection_arguments, rule_selection_from
 from torchport.migrate.walk import add_selection_arguments, selection_from
 
@@ -50,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     add_source_argument(parser)
     add_apex_argument(parser)
+    add_amp_argument(parser)
     add_selection_arguments(parser)
     add_rule_selection_arguments(parser)
 
@@ -64,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
     options = engine.Options(
         sources=args.src, out=None, target=args.target, diff=True, jobs=args.jobs or (os.cpu_count() or 1),
         selection=selection_from(args), apply_affinity=args.apply_affinity, apex=args.apex,
-        select=rules.select, ignore=rules.ignore, source=args.source,
+        select=rules.select, ignore=rules.ignore, source=args.source, amp=args.amp,
     )
     try:
         runs = [(engine.run(part), displayed(part)) for part in apart(options)]  # (a --diff: nothing is written)

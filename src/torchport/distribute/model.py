@@ -54,7 +54,7 @@ def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
         held = _held_model(found)
         if held is not None:  # (an optimizer trains a model this step cannot rebind)
             plan.unwrapped = f"the model the optimizer trains is {held}, held in an attribute, which is not wrapped"
-            line = next(found.line(c) for c in _optimizer_calls(found))
+            line = next(found.line(c) for c in optimizer_calls(found))
             return source, [Change(line, line, "TP203", Operation.NOTE,
                                    f"{held} is held in an attribute: not wrapped in DistributedDataParallel; wrap it "
                                    "by hand where it is made, once it is on its device", names.DDP)]
@@ -127,8 +127,8 @@ def _other_models(found: Read, edits: Edits, first: str, first_after, keyword: s
 
 def _trained(found: Read):
     """(a model name, its optimizer's anchor) for each optimizer over `name.parameters()`."""
-    for call in _optimizer_calls(found):
-        for owner in _parameters_of(call, cst.Name):
+    for call in optimizer_calls(found):
+        for owner in parameters_of(call, cst.Name):
             yield owner.value, _anchor(found, owner.value, call)
 
 
@@ -136,8 +136,8 @@ def _candidates(found: Read):
     """(a name that may hold the model, the statement that says so), likeliest first: what an
     optimizer is built over (`SGD(model.parameters())`, `make_optimizer(model)`), then what
     DataParallel, apex or SyncBatchNorm is handed."""
-    for call in _optimizer_calls(found):
-        for owner in _parameters_of(call, cst.Name):
+    for call in optimizer_calls(found):
+        for owner in parameters_of(call, cst.Name):
             yield owner.value, _anchor(found, owner.value, call)
         for arg in call.args:
             if isinstance(arg.value, cst.Name):
@@ -193,17 +193,17 @@ def _bare_names(target: cst.BaseExpression):
 
 def _held_model(found: Read) -> str | None:
     """`self.model` in `SGD(self.model.parameters())`: a model held in an attribute."""
-    for call in _optimizer_calls(found):
-        for owner in _parameters_of(call, cst.Attribute):
+    for call in optimizer_calls(found):
+        for owner in parameters_of(call, cst.Attribute):
             return code(owner)
     return None
 
 
-def _optimizer_calls(found: Read):
-    return (call for call in calls(found.module) if _is_optimizer_call(found, call))
+def optimizer_calls(found: Read):
+    return (call for call in calls(found.module) if is_optimizer_call(found, call))
 
 
-def _parameters_of(optimizer: cst.Call, kind: type):
+def parameters_of(optimizer: cst.Call, kind: type):
     """The `kind` nodes whose parameters `optimizer` is built over (`model` in `SGD(model.parameters())`)."""
     for inner in calls(optimizer):
         if inner is not optimizer and isinstance(inner.func, cst.Attribute) \
@@ -211,7 +211,7 @@ def _parameters_of(optimizer: cst.Call, kind: type):
             yield inner.func.value
 
 
-def _is_optimizer_call(found: Read, call: cst.Call) -> bool:
+def is_optimizer_call(found: Read, call: cst.Call) -> bool:
     qualified = found.qualified(call.func)
     if any(q.startswith("torch.optim.") and "lr_scheduler" not in q and q.split(".")[-1][:1].isupper()
            for q in qualified):

@@ -1,6 +1,6 @@
 """Every code torchport writes rows under, and its name: the rules' own (TP0xx, TP1xx, from the
 registry), the import tidying's (TP000), --distributed's (TP2xx), the apex conversion's (TP3xx) and
-the NPU conversion's (TP4xx, `--from npu`).
+the NPU conversion's (TP4xx, `--from npu`) and --amp's (TP5xx).
 Read by the selection (`--select TP1`), the HTML page and check's SARIF rules."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ def _names() -> tuple[tuple[str, str], ...]:
     from torchport.apex_to_torch.changes import CODES as APEX_CODES
     from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
     from torchport.npu_to_cuda.changes import CODES as NPU_CODES
+    from torchport.mixed_precision.changes import CODES as AMP_CODES
     from torchport.migrate.rules import RULES
 
     names = {rule.code: rule.title for rule in RULES}
@@ -24,6 +25,7 @@ def _names() -> tuple[tuple[str, str], ...]:
     names.update(DISTRIBUTE_CODES)
     names.update(APEX_CODES)
     names.update(NPU_CODES)
+    names.update(AMP_CODES)
     return tuple(names.items())
 
 

@@ -91,6 +91,8 @@ from torchport.migrate.walk import ALWAYS_EXCLUDED, add_selection_arguments, sel
 from torchport.migrate.workers import FILE_TIMEOUT
 from torchport.distribute.modes import BATCH_MODES
 from torchport.migrate.apex import KEEP as APEX_KEEP, MODES as APEX_MODES, default_mode as default_apex_mode
+from torchport.mixed_precision.changes import MODES as AMP_MODES, OFF as AMP_OFF, default_mode as default_amp_mode
+from torchport.mixed_precision.changes import refusal as amp_refusal
 from torchport.migrate import from_npu
 from torchport.migrate.distributed import Request
 
@@ -138,6 +140,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     add_source_argument(parser)
     add_apex_argument(parser)
+    add_amp_argument(parser)
     add_distributed_arguments(parser)
     add_selection_arguments(parser)
     add_rule_selection_arguments(parser)
@@ -153,8 +156,9 @@ def add_source_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def check_source(args: argparse.Namespace) -> None:
-    """A UsageError for a --from the --target cannot take (--from npu --target npu)."""
+    """A UsageError for a --from the --target cannot take (--from npu --target npu), or an --amp."""
     refusal = from_npu.refusal(args.source, targets.get(args.target))
+    refusal = refusal or amp_refusal(getattr(args, "amp", None), getattr(args, "apex", None), targets.get(args.target))
     if refusal is not None:
         raise UsageError(refusal)
 
@@ -178,6 +182,18 @@ def add_apex_argument(parser: argparse.ArgumentParser) -> None:
         "--apex", choices=APEX_MODES,
         help="NVIDIA apex code: native rewrites it to torch.amp, torch DDP and torchport.optim (apex builds only for "
         f"CUDA); keep leaves it for a target with an apex of its own (default: keep on {keeping}, else native)",
+    )
+
+
+def add_amp_argument(parser: argparse.ArgumentParser) -> None:
+    adding = ", ".join(t.name for t in targets.all_targets().values() if default_amp_mode(t) != AMP_OFF) or "none"
+    parser.add_argument(
+        "--amp", choices=AMP_MODES,
+        help="mixed precision for training steps that run in float32 (a backward and an optimizer step, no autocast, "
+        "scaler, half precision, apex, accelerate or DeepSpeed of their own): torch adds torch.amp's autocast around "
+        "the forward and a GradScaler around backward and step (unscale_ before clipping, its state in checkpoints); "
+        "apex (npu) adds Ascend's apex amp.initialize and scale_loss, as the ModelZoo ports do; off adds nothing "
+        f"(default: torch on {adding}, whose matrix units compute in float16; off elsewhere)",
     )
 
 
@@ -257,7 +273,7 @@ def _migrate(args: argparse.Namespace, out: Path | None) -> int:
         progress=not args.quiet, selection=selection_from(args),
         file_timeout=args.file_timeout, apply_affinity=args.apply_affinity,
         distribute=distributed_request(args), entries=args.entry, apex=args.apex, in_place=args.in_place,
-        select=rules.select, ignore=rules.ignore, source=args.source,
+        select=rules.select, ignore=rules.ignore, source=args.source, amp=args.amp,
     )
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:

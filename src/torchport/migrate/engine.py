@@ -71,11 +71,12 @@ class Options:
     ignore: tuple[str, ...] = ()  # --ignore: code prefixes of the rules that do not
     in_place: bool = False  # --in-place: rewrite the sources themselves; `out` is the reports' folder
     source: str = from_npu.FROM_CUDA  # --from: the dialect the code is written in ("npu": converted to CUDA's first)
+    amp: str | None = None  # --amp: "torch", "apex" or "off" (None: the target's default: torch on npu, else off)
 
     def choices(self) -> Choices:
         """What this run asks of each file."""
         return Choices(self.target, self.apply_affinity, self.distribute, self.apex, RuleSelection(self.select, self.ignore),
-                       self.source)
+                       self.source, self.amp)
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,12 @@ def apex_codes() -> frozenset[str]:
     return frozenset(CODES)
 
 
+def amp_codes() -> frozenset[str]:
+    from torchport.mixed_precision.changes import CODES
+
+    return frozenset(CODES)
+
+
 def npu_codes() -> frozenset[str]:
     from torchport.npu_to_cuda.changes import CODES
 

@@ -27,12 +27,15 @@ from multiprocessing.connection import Connection, wait
 from torchport import targets
 from torchport.errors import internal_error
 from torchport.migrate.apex import KEEP, MODES as APEX_MODES, convert_then_migrate, default_mode
+from torchport.migrate.amp_insertion import insert_then_migrate
 from torchport.migrate.distributed import Request, distribute_then_migrate
 from torchport.migrate import from_npu
-from torchport.migrate.selection import ALL, RuleSelection, apex_codes, distributed_codes, npu_codes
+from torchport.migrate.selection import ALL, RuleSelection, amp_codes, apex_codes, distributed_codes, npu_codes
 from torchport.migrate.codes import IMPORT_CODE
 from torchport.migrate.source import FileResult, mentions, migrate_source, tree_result
 from torchport.migrate.suppression import SKIP_REASON, skips_file
+from torchport.mixed_precision.changes import MODES as AMP_MODES, OFF as AMP_OFF, default_mode as default_amp_mode
+from torchport.mixed_precision.changes import refusal as amp_refusal
 from torchport.syntax import syntax_problem
 
 FILE_TIMEOUT = 300.0  # seconds for one file: the biggest real files take a few
@@ -63,10 +66,16 @@ class Choices:
     apex: str | None = None  # --apex: "native" or "keep" (None: the target's default)
     rules: RuleSelection = ALL  # --select / --ignore
     source: str = from_npu.FROM_CUDA  # --from: the dialect the code is written in ("cuda", or "npu": converted first)
+    amp: str | None = None  # --amp: "torch", "apex" or "off" (None: the target's default)
 
     def __post_init__(self) -> None:
         if self.apex is not None and self.apex not in APEX_MODES:
             raise ValueError(f"--apex {self.apex}: choose one of {', '.join(APEX_MODES)}")
+        if self.amp is not None and self.amp not in AMP_MODES:
+            raise ValueError(f"--amp {self.amp}: choose one of {', '.join(AMP_MODES)}")
+        refusal = amp_refusal(self.amp, self.apex, targets.get(self.target))
+        if refusal is not None:
+            raise ValueError(refusal)
         refusal = from_npu.refusal(self.source, targets.get(self.target))
         if refusal is not None:
             raise ValueError(refusal)
@@ -76,6 +85,12 @@ class Choices:
         if not self.rules.allows_all(apex_codes()):  # (the conversion is one step: TP30x off, apex stays)
             return KEEP
         return self.apex or default_mode(targets.get(self.target))
+
+    @property
+    def amp_mode(self) -> str:
+        if not self.rules.allows_all(amp_codes()):  # (one step, like the apex conversion: TP50x off, no AMP added)
+            return AMP_OFF
+        return self.amp or default_amp_mode(targets.get(self.target))
 
     @property
     def converts_from(self) -> str:
@@ -113,8 +128,11 @@ def migrate_one(job: Job, choices: Choices | str) -> FileResult:
     def apex_and_migrate(data: bytes) -> FileResult:
         return convert_then_migrate(data, job.relative, mode, target, distribute_and_migrate)
 
+    def amp_and_migrate(data: bytes) -> FileResult:
+        return insert_then_migrate(data, job.relative, choices.amp_mode, apex_and_migrate)
+
     try:
-        result = from_npu.convert_then_migrate(job.data, job.relative, choices.converts_from, target, apex_and_migrate)
+        result = from_npu.convert_then_migrate(job.data, job.relative, choices.converts_from, target, amp_and_migrate)
         if chosen.is_everything:
             return result
         # (the steps' own notes, TP200, TP300 and TP400, go with their codes; TP000 with the rules that ran)

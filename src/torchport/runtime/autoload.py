@@ -32,12 +32,16 @@ def apply_from_environment(name: str):
 
     if name in ("auto", "accelerator"):
         _load_other_backends()  # so torch.accelerator already sees e.g. torch_npu's device
+    from torchport.runtime.amp_training import install_from_environment
+
     log = os.environ.get(LOG_ENV, DEFAULT_LOG) or None
     try:
-        return runtime.apply(name, log=log)
+        session = runtime.apply(name, log=log)
     except runtime.TargetError as error:
         print(f"torchport: error: {TARGET_ENV}={name}: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    install_from_environment(session)  # (TORCHPORT_AMP=torch: run --amp's processes)
+    return session
 
 
 def _load_other_backends() -> None:

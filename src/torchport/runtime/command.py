@@ -55,6 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--distributed-batch", metavar="{global,per-rank}",
                         help="with --distributed: global (default) splits the batch across the processes; "
                              "per-rank keeps it and multiplies the learning rate by WORLD_SIZE")
+    parser.add_argument("--amp", action="store_true",
+                        help="mixed precision for a script that trains in float32, as migrate --amp torch writes it: "
+                             "the outermost forward of a module in training mode under autocast (float16 on npu, "
+                             "bfloat16 on a CPU with native bfloat16, off without), a GradScaler around backward "
+                             "and step where the dtype is float16; nothing where the script has AMP of its own")
     parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [args]",
                         help="run a module, as python -m does (everything after it is the module's)")
     parser.add_argument("program", nargs=argparse.REMAINDER, metavar="script.py [args ...]",
@@ -80,6 +85,11 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     # Child processes (torchrun ranks, spawned workers) patch themselves through the entry point.
     os.environ[TARGET_ENV] = session.target.name
+    if args.amp:
+        from torchport.runtime import amp_training
+
+        amp_training.install(session)
+        os.environ[amp_training.AMP_ENV] = "torch"
     os.environ[LOG_ENV] = os.path.abspath(args.log)
     if args.honest_to is not None:
         os.environ[HONEST_ENV] = args.honest_to
@@ -200,6 +210,8 @@ def _rank_command(args) -> list[str]:
     command = ["run", "--distributed", "--target", args.target]  # (the log goes by RANKS_LOG_ENV)
     if args.honest_to is not None:
         command += ["--honest-to", args.honest_to]
+    if args.amp:
+        command.append("--amp")
     if args.distributed_batch:
         command += ["--distributed-batch", args.distributed_batch]
     return [*command, *args.program]

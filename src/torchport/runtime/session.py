@@ -43,6 +43,7 @@ class Session:
     mapper: DeviceMapper | None = None
     sorter: callers.CallerSorter | None = None  # honest callers versus the script's
     env_changes: dict = field(default_factory=dict)  # name -> previous value (None: was unset)
+    amp: object = None  # run --amp's AutoMixedPrecision, once installed (runtime/amp_training.py)
     _verdicts: dict = field(default_factory=dict)
 
     @classmethod

@@ -265,11 +265,16 @@ def test_a_call_left_as_it_is_says_why():
     assert row.endswith("its arguments come from * or **")
 
 
-def test_with_ascends_apex_kept_the_row_names_apexs_twin_and_nothing_is_swapped():
+def test_with_ascends_apex_kept_the_row_names_apexs_twin_swapped_only_where_amp_combines_gradients():
+    """Ascend's NpuFused optimizers step through amp.initialize(..., combine_grad=True) alone: the
+    ModelZoo form (what --amp apex writes) gets the twin under --apply-affinity, other forms advice."""
     source = (TORCH + "from apex import amp\n"
               "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
               "model, optimizer = amp.initialize(model, optimizer, opt_level=\"O2\", combine_grad=True)\n")
     result = migrated(source, "npu", True)
-    (row,) = [f.message for f in result.findings if f.code == "TP110"]
-    assert row.startswith("apex.optimizers.NpuFusedSGD: ") and "amp.initialize" in row
-    assert "torch.optim.SGD(" in result.source.decode()
+    advice, swap = sorted((f for f in result.findings if f.code == "TP110"), key=lambda f: f.operation.is_change)
+    assert advice.message.startswith("apex.optimizers.NpuFusedSGD: ") and "amp.initialize" in advice.message
+    assert swap.message.startswith("use apex.optimizers.NpuFusedSGD (--apply-affinity")
+    assert "apex.optimizers.NpuFusedSGD(model.parameters(), lr=0.1)" in result.source.decode()
+    uncombined = migrated(source.replace(", combine_grad=True", ""), "npu", True)
+    assert "torch.optim.SGD(" in uncombined.source.decode()

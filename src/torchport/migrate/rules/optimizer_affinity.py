@@ -42,8 +42,8 @@ class OptimizerAffinity(AffinityRule):
         if row is None:
             return
         twin = ascend_optimizer(name) if keeps_apex(self) else None
-        if twin is not None:
-            row = replace(row, replacement=twin, safe=False,
+        if twin is not None:  # (swapped only where amp.initialize drives it with combined gradients: --amp apex's form)
+            row = replace(row, replacement=twin, safe=row.safe and bool(COMBINED.search(self.context.whole_source)),
                           note=f"Ascend's apex: pass it to amp.initialize(..., combine_grad=True), its step needs amp; {row.note}")
         refusal = self._refusal(node, row) if row.safe else ""
         if refusal:
@@ -69,6 +69,10 @@ class OptimizerAffinity(AffinityRule):
         starred = any(arg.star for arg in node.args)
         after_first = positional - 1 if "params" not in keywords else positional
         return row.takes.refuses(max(after_first, 0), [k for k in keywords if k != "params"], starred)
+
+
+# amp.initialize with combine_grad=True: what an NpuFused optimizer's step needs (Ascend's apex).
+COMBINED = re.compile(rb"amp\.initialize\([^)]*\bcombine_grad\s*=\s*True")
 
 
 def _canonical_optimizer(name: str) -> str:

@@ -1,0 +1,302 @@
+"""Mixed precision added to the training steps of one file that has none, in apex's form, as
+Ascend's ModelZoo ports write it: `amp.initialize` after the optimizer is made, each
+`loss.backward()` inside `with amp.scale_loss(loss, optimizer) as scaled_loss:`, and amp's state
+beside the optimizer's in the checkpoints. `--amp torch` hands that form to the apex conversion,
+which writes torch.amp's (autocast around the forward, a GradScaler around backward and step): one
+placement for both modes, read once."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+import libcst as cst
+
+from torchport.apis.amp import GRADIENT_CLIPS, OWN_MIXED_PRECISION
+from torchport.distribute.changes import Change
+from torchport.distribute.edits import (BLOCKS, Edits, Read, calls, code, is_docstring, is_future_import, is_import_line,
+                                        walk)
+from torchport.distribute.model import is_optimizer_call, parameters_of
+from torchport.findings import Operation
+from torchport.mixed_precision.changes import APEX
+
+NOTE, STEP, MADE, SAVED = "TP500", "TP501", "TP502", "TP503"
+# A file that trains: a backward pass and an optimizer step in it (as TP101 reads a training step).
+TRAINS = re.compile(rb"(?s:\.backward\((?=.*\.step\()|\.step\((?=.*\.backward\())")
+SCALED = "scaled_loss"
+# apex's arguments per mode: the ModelZoo form (O2, a static loss scale, combined gradients on
+# Ascend's apex), or O1 with a dynamic scale, which the conversion writes as torch.amp's defaults.
+ARGUMENTS = {APEX: 'opt_level="O2", loss_scale=128.0, combine_grad=True', "torch": 'opt_level="O1"'}
+
+
+class Step(NamedTuple):
+    backward: cst.SimpleStatementLine  # `loss.backward()`, a statement of its own
+    loss: cst.BaseExpression
+    optimizer: str  # the optimizer stepped after it, as the code names it
+
+
+class Made(NamedTuple):
+    anchor: cst.BaseStatement  # what amp.initialize goes after
+    optimizer: str
+    model: str
+
+
+class Inserted(NamedTuple):
+    source: str
+    changes: list[Change]
+    steps: int  # training steps given AMP
+
+    @property
+    def changed(self) -> bool:
+        return self.steps > 0
+
+
+def mixed_precision_of(data: bytes) -> int | None:
+    """The line where the file's own mixed precision shows (autocast, a scaler, half precision,
+    apex, accelerate, DeepSpeed...), None where it has none: never a second AMP."""
+    found = OWN_MIXED_PRECISION.search(data)
+    return None if found is None else data.count(b"\n", 0, found.start()) + 1
+
+
+def insert(text: str, mode: str) -> Inserted:
+    """`text` with apex's AMP around each training step it can place it in (ARGUMENTS[mode]); the
+    steps it cannot are rows saying why."""
+    found = Read.of(text)
+    optimizers = _optimizer_names(found)
+    steps, changes = _steps(found, optimizers)
+    if not steps:
+        return Inserted(text, changes, 0)
+    made, why = _made(found, {s.optimizer for s in steps}, optimizers)
+    if not made:
+        line = found.line(steps[0].backward)
+        return Inserted(text, changes + [Change(line, line, NOTE, Operation.NOTE, f"not given mixed precision: {why}")], 0)
+    edits = Edits()
+    for step in steps:
+        edits.replace(step.backward, _scale_loss(step))
+        line = found.line(step.backward)
+        changes.append(Change(line, line, STEP, Operation.MODIFY, _step_message(found, step, mode)))
+        changes.append(Change(line, line, NOTE, Operation.PERFORMANCE,  # (what analyze lists: the loops --amp changes)
+                              f"this step trained in float32: --amp {mode} gives it mixed precision "
+                              "(--amp off keeps float32)"))
+    for anchor, group in _by_anchor(found, made).items():
+        edits.insert_after(anchor, [_initialize(group, mode)])
+        line = found.line(anchor)
+        changes.append(Change(line, found.end_line(anchor), MADE, Operation.INSERT, _made_message(group, mode)))
+    changes += _checkpoints(found, edits, {m.optimizer for m in made})
+    _import_amp(found, edits)
+    return Inserted(edits.apply(found.module), sorted(changes), len(steps))
+
+
+def _optimizer_names(found: Read) -> set[str]:
+    """The names (and attributes) the file binds optimizers to (`optimizer = SGD(...)`)."""
+    names = set()
+    for call in calls(found.module):
+        if is_optimizer_call(found, call):
+            statement = found.statement_of(call)
+            assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+            if isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1:
+                names.add(code(assign.targets[0].target))
+    return names
+
+
+def _looks_like_optimizer(name: str, optimizers: set[str]) -> bool:
+    last = name.rsplit(".", 1)[-1].lower()
+    return name in optimizers or ("opt" in last and "sched" not in last and "option" not in last)
+
+
+def _steps(found: Read, optimizers: set[str]) -> tuple[list[Step], list[Change]]:
+    """Each `loss.backward()` statement with the optimizer stepped after it in the same function."""
+    steps, notes = [], []
+    for call in calls(found.module):
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"):
+            continue
+        if any(arg.keyword is None for arg in call.args):  # (engine.backward(loss): a library's own step)
+            continue
+        line = found.line(call)
+        statement = found.statement_of(call)
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is call):
+            notes.append(Change(line, line, NOTE, Operation.NOTE,
+                                f"not given mixed precision: {code(call)} is not a statement of its own"))
+            continue
+        optimizer = _stepped_after(found, call, optimizers)
+        if optimizer is None:
+            notes.append(Change(line, line, NOTE, Operation.NOTE, f"not given mixed precision: no optimizer step "
+                                                                  f"follows {code(call)} in its function"))
+            continue
+        steps.append(Step(statement, call.func.value, optimizer))
+    return steps, notes
+
+
+def _stepped_after(found: Read, backward: cst.Call, optimizers: set[str]) -> str | None:
+    line = found.line(backward)
+    later = [c for c in calls(found.scope_of(backward), into_scopes=False)
+             if isinstance(c.func, cst.Attribute) and c.func.attr.value == "step" and not c.args
+             and found.line(c) > line and _looks_like_optimizer(code(c.func.value), optimizers)]
+    return code(min(later, key=found.line).func.value) if later else None
+
+
+def _made(found: Read, stepped: set[str], optimizers: set[str]) -> tuple[list[Made], str]:
+    """Where each stepped optimizer is made, with its model: the optimizers of that name, or every
+    optimizer the file makes where the step names a parameter (`def train(..., optimizer)`)."""
+    wanted = stepped & optimizers or optimizers
+    made = []
+    for call in calls(found.module):
+        if not is_optimizer_call(found, call):
+            continue
+        statement = found.statement_of(call)
+        assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if not (isinstance(assign, cst.Assign) and assign.value is call and code(assign.targets[0].target) in wanted):
+            continue
+        name = code(assign.targets[0].target)
+        model = _model_of(found, call)
+        if model is None:
+            return [], f"the model {name} trains is not known ({code(call.func)}(...) is given no model.parameters())"
+        made.append(Made(_anchor(found, statement, name), name, model))
+    if not made:
+        return [], f"{', '.join(sorted(stepped))} is made in another file: add AMP where it is made and stepped"
+    return made, ""
+
+
+def _model_of(found: Read, call: cst.Call) -> str | None:
+    """`model` in `SGD(model.parameters())`, else the `model` the function or module binds."""
+    owners = [code(owner) for owner in parameters_of(call, (cst.Name, cst.Attribute))]
+    if owners:
+        return owners[0]
+    scope = found.scope_of(call)
+    body = scope.body.body if isinstance(scope, cst.FunctionDef) else found.module.body
+    parameters = [p.name.value for p in scope.params.params] if isinstance(scope, cst.FunctionDef) else []
+    binds = "model" in parameters or any(isinstance(n, cst.AssignTarget) and code(n.target) == "model"
+                                         for s in body for n in _walk_statement(s))
+    return "model" if binds else None
+
+
+def _walk_statement(statement: cst.CSTNode):
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(node.children)
+
+
+def _anchor(found: Read, statement: cst.BaseStatement, optimizer: str) -> cst.BaseStatement:
+    """The statement amp.initialize goes after: the optimizer's, after the parameter groups added to
+    it (YOLO's add_param_group), out of the if/else or try that chose it."""
+    while True:
+        block = found.parent(statement)
+        owner = found.parent(block) if isinstance(block, cst.IndentedBlock) else None
+        if not isinstance(owner, (cst.If, cst.Else, cst.Try, cst.ExceptHandler, cst.Finally)):
+            break
+        while not (isinstance(found.parent(owner), BLOCKS)):
+            owner = found.parent(owner)
+        statement = owner
+    body = list(found.parent(statement).body)
+    index = body.index(statement)
+    while index + 1 < len(body) and _adds_groups(body[index + 1], optimizer):
+        index += 1
+    return body[index]
+
+
+def _adds_groups(statement: cst.BaseStatement, optimizer: str) -> bool:
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "add_param_group"
+               and code(c.func.value) == optimizer for c in calls(statement, into_scopes=False))
+
+
+def _by_anchor(found: Read, made: list[Made]) -> dict[cst.BaseStatement, list[Made]]:
+    """One amp.initialize per block, after the last optimizer made there (a GAN's two: apex takes
+    them in one call, as lists)."""
+    by_block: dict[cst.CSTNode, list[Made]] = {}
+    for one in made:
+        group = by_block.setdefault(found.parent(one.anchor), [])
+        if all(m.optimizer != one.optimizer for m in group):
+            group.append(one)
+    grouped = {}
+    for block, group in by_block.items():
+        body = list(block.body)
+        grouped[max((m.anchor for m in group), key=body.index)] = group
+    return grouped
+
+
+def _initialize(group: list[Made], mode: str) -> cst.SimpleStatementLine:
+    models = list(dict.fromkeys(m.model for m in group))
+    model = models[0] if len(models) == 1 else f"[{', '.join(models)}]"
+    optimizer = group[0].optimizer if len(group) == 1 else f"[{', '.join(m.optimizer for m in group)}]"
+    return cst.parse_statement(f"{model}, {optimizer} = amp.initialize({model}, {optimizer}, {ARGUMENTS[mode]})\n")
+
+
+def _scale_loss(step: Step) -> cst.With:
+    call = step.backward.body[0].value
+    keywords = ", ".join(code(arg) for arg in call.args)
+    new = cst.parse_statement(f"with amp.scale_loss({code(step.loss)}, {step.optimizer}) as {SCALED}:\n"
+                              f"    {SCALED}.backward({keywords})\n")
+    return new.with_changes(leading_lines=step.backward.leading_lines)
+
+
+def _step_message(found: Read, step: Step, mode: str) -> str:
+    loss = code(step.loss)
+    if mode == APEX:
+        return (f"{loss}.backward() -> with amp.scale_loss({loss}, {step.optimizer}) as {SCALED}: "
+                f"{SCALED}.backward() (Ascend's apex, as the ModelZoo ports write it)")
+    clipped = " after scaler.unscale_ before the gradients are clipped" if _clips_after(found, step) else ""
+    return (f"mixed precision added: the forward pass that computes {loss} under torch.amp.autocast, "
+            f"{loss}.backward() -> scaler.scale({loss}).backward(), {step.optimizer}.step() -> "
+            f"scaler.step({step.optimizer}){clipped}, then scaler.update()")
+
+
+def _clips_after(found: Read, step: Step) -> bool:
+    line = found.line(step.backward)
+    return any(code(c.func).rsplit(".", 1)[-1] in GRADIENT_CLIPS and found.line(c) > line
+               for c in calls(found.scope_of(step.backward), into_scopes=False))
+
+
+def _made_message(group: list[Made], mode: str) -> str:
+    names = ", ".join(m.optimizer for m in group)
+    if mode == APEX:
+        return f"amp.initialize({ARGUMENTS[APEX]}) after {names} is made (Ascend's apex: install it)"
+    return f"scaler = torch.amp.GradScaler(...) for {names}: the loss scaled so that half-precision gradients do not underflow"
+
+
+def _checkpoints(found: Read, edits: Edits, optimizers: set[str]) -> list[Change]:
+    """`"amp": amp.state_dict()` in each dict that saves an optimizer's state."""
+    changes = []
+    for node in walk(found.module):
+        if not isinstance(node, cst.Dict):
+            continue
+        saved = [e for e in node.elements if isinstance(e, cst.DictElement) and _state_of(e.value, optimizers)]
+        keys = {code(e.key).strip("'\"") for e in node.elements if isinstance(e, cst.DictElement)}
+        if not saved or "amp" in keys:
+            continue
+        quote = code(saved[0].key)[0] if isinstance(saved[0].key, cst.SimpleString) else '"'
+        element = cst.DictElement(cst.parse_expression(f"{quote}amp{quote}"), cst.parse_expression("amp.state_dict()"))
+        elements = list(node.elements)
+        at = elements.index(saved[-1]) + 1
+        if at == len(elements) and elements[-1].comma is cst.MaybeSentinel.DEFAULT:
+            elements[-1] = elements[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        elif at < len(elements):
+            element = element.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        edits.replace(node, node.with_changes(elements=[*elements[:at], element, *elements[at:]]))
+        line = found.line(node)
+        changes.append(Change(line, found.end_line(node), SAVED, Operation.INSERT,
+                              "the loss scaler's state saved beside the optimizer's (\"amp\")"))
+    return changes
+
+
+def _state_of(value: cst.BaseExpression, optimizers: set[str]) -> bool:
+    return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "state_dict"
+            and code(value.func.value) in optimizers)
+
+
+def _import_amp(found: Read, edits: Edits) -> None:
+    """`from apex import amp` after the module's top-level imports (before its first code where it has none)."""
+    body = found.module.body
+    imports = [s for s in body if is_import_line(s) and not is_future_import(s)]
+    new = [cst.parse_statement("from apex import amp\n")]
+    if imports:
+        edits.insert_after(imports[-1], new)
+        return
+    first = next((s for s in body if not (is_docstring(s) or is_future_import(s))), None)
+    if first is None:
+        edits.append(found.module, new)
+    else:
+        edits.insert_before(first, new)

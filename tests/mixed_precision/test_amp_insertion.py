@@ -1,0 +1,153 @@
+"""`migrate --amp`: where AMP is added (a float32 training step), where it never is (a script with
+AMP of its own, evaluation-only code, an optimizer made elsewhere), in which form per mode, and
+the default per target."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from torchport import targets
+from torchport.migrate.workers import Choices, Job, migrate_one
+from torchport.mixed_precision.changes import OFF, TORCH, default_mode
+
+STEP = """
+import torch
+
+
+def main(loader):
+    model = torch.nn.Linear(4, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, "last.pt")
+"""
+
+
+def migrated(source: str, target: str = "cpu", amp: str | None = "torch"):
+    source = textwrap.dedent(source).lstrip()
+    result = migrate_one(Job("train.py", source.encode()), Choices(target, amp=amp))
+    assert result.error is None
+    return result.source.decode(), result.findings
+
+
+def amp_rows(findings) -> list:
+    return [f for f in findings if f.code.startswith("TP5")]
+
+
+def test_a_float32_step_gets_autocast_a_scaler_and_the_scaler_in_its_checkpoint() -> None:
+    text, findings = migrated(STEP)
+    assert 'scaler = torch.amp.GradScaler("cpu")' in text
+    assert 'with torch.amp.autocast("cpu", dtype=torch.bfloat16, enabled=CPU_BF16):\n' \
+           '            loss = torch.nn.functional.mse_loss(model(x.cpu()), y.cpu())' in text
+    assert "scaler.scale(loss).backward()" in text and "scaler.step(optimizer)\n        scaler.update()" in text
+    assert '"optimizer": optimizer.state_dict(), "amp": scaler.state_dict()}' in text
+    assert {f.code for f in amp_rows(findings)} == {"TP500", "TP501", "TP502", "TP503"}
+    assert all(f.start_line > 0 for f in amp_rows(findings))  # (each insertion at its line)
+    assert migrated(text)[0] == text  # (migrated twice: no second AMP)
+
+
+def test_apex_on_npu_writes_the_modelzoo_form() -> None:
+    text, findings = migrated(STEP, "npu", "apex")
+    assert "from apex import amp" in text
+    assert ('    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=128.0, '
+            'combine_grad=True)\n') in text
+    assert "with amp.scale_loss(loss, optimizer) as scaled_loss:\n            scaled_loss.backward()" in text
+    assert '"amp": amp.state_dict()' in text
+
+
+@pytest.mark.parametrize("own", [
+    pytest.param("with torch.autocast('cuda'):\n            pass\n", id="autocast"),
+    pytest.param("scaler = torch.cuda.amp.GradScaler()\n", id="torch.cuda.amp GradScaler"),
+    pytest.param("model = model.half()\n", id="half precision"),
+    pytest.param("from apex import amp\n", id="apex"),
+    pytest.param("from accelerate import Accelerator\n", id="accelerate"),
+    pytest.param("import deepspeed\n", id="DeepSpeed"),
+    pytest.param("parser.add_argument('--fp16', action='store_true')\n", id="a flag that asks for it"),
+])
+def test_a_script_with_mixed_precision_of_its_own_gets_no_second(own: str) -> None:
+    source = textwrap.dedent(STEP).lstrip().replace("    for x, y in loader:\n",
+                                                    "    " + own.replace("\n", "\n    ").rstrip() + "\n    for x, y in loader:\n", 1)
+    text, findings = migrated(source)
+    assert "scaler.scale(" not in text and not amp_rows(findings)
+
+
+def test_evaluation_only_code_is_left_alone() -> None:
+    source = """
+    import torch
+
+    def evaluate(model, loader):
+        model.eval()
+        with torch.no_grad():
+            return sum(model(x.cuda()).sum().item() for x in loader)
+    """
+    text, findings = migrated(source)
+    assert "autocast" not in text and not amp_rows(findings)
+
+
+def test_an_optimizer_made_in_another_file_is_a_note_and_no_change() -> None:
+    source = """
+    import torch
+
+    def train_one_epoch(model, optimizer, loader):
+        for x in loader:
+            loss = model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+    """
+    text, findings = migrated(source)
+    assert "scaler" not in text
+    [note] = [f for f in amp_rows(findings) if f.operation.value == "NOTE"]
+    assert note.start_line == 6 and "made in another file" in note.message
+
+
+def test_a_library_owned_backward_is_not_scaled() -> None:
+    source = """
+    import torch
+
+    def train(engine, optimizer, loader):
+        for x in loader:
+            loss = engine(x).sum()
+            engine.backward(loss)
+            optimizer.step()
+    """
+    text, findings = migrated(source)
+    assert text.count("backward(loss)") == 1 and not amp_rows(findings)
+
+
+def test_clipping_reads_unscaled_gradients() -> None:
+    source = STEP.replace("        optimizer.step()\n",
+                          "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n        optimizer.step()\n")
+    text, _ = migrated(source)
+    assert "scaler.scale(loss).backward()\n        scaler.unscale_(optimizer)\n        torch.nn.utils.clip_grad_norm_" in text
+
+
+def test_off_changes_nothing_and_the_default_is_torch_on_npu_alone() -> None:
+    assert not amp_rows(migrated(STEP, "cpu", OFF)[1])
+    assert not amp_rows(migrated(STEP, "cpu", None)[1])
+    assert "torch.amp.autocast(\"npu\", dtype=torch.float16)" in migrated(STEP, "npu", None)[0]
+    defaults = {name: default_mode(target) for name, target in targets.all_targets().items()}
+    assert defaults.pop("npu") == TORCH and set(defaults.values()) == {OFF}
+
+
+def test_apex_elsewhere_than_npu_is_a_one_line_error(cli, tmp_path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(STEP))
+    status, _, err = cli("migrate", script, "-o", tmp_path / "out", "-t", "cpu", "--amp", "apex")
+    assert status == 2 and err.count("\n") == 1 and "--amp torch" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_apex_with_apply_affinity_drives_ascends_fused_optimizer_through_amp() -> None:
+    source = textwrap.dedent(STEP).lstrip().replace("torch.optim.SGD(model.parameters(), lr=0.1)",
+                                                    "torch.optim.AdamW(model.parameters(), lr=0.1)")
+    result = migrate_one(Job("train.py", source.encode()), Choices("npu", apply_affinity=True, amp="apex"))
+    text = result.source.decode()
+    assert "optimizer = apex.optimizers.NpuFusedAdamW(model.parameters(), lr=0.1)\n" \
+           "    model, optimizer = amp.initialize(" in text
+    plain = migrate_one(Job("train.py", source.encode()), Choices("npu", apply_affinity=True, amp="off"))
+    assert "apex.optimizers" not in plain.source.decode()  # (apex's twin steps through amp.initialize alone)
