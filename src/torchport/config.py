@@ -9,7 +9,7 @@
 The file read is the one --config names (a pyproject.toml, or a TOML file holding the keys at its
 top level), else the nearest pyproject.toml that has a [tool.torchport] table, looking up from
 the first SRC (from the current folder for a command without one), as ruff finds [tool.ruff].
-Its keys: target, from, select, ignore, extend-select, exclude, include, apply-affinity, jobs. Each is
+Its keys: target, from, select, ignore, extend-select, exclude, include, apply-affinity, jobs, amp. Each is
 a command-line option without its dashes and takes what the option takes: a list for one given
 many times (or with commas), true or false for a flag. An option on the command line wins over
 its key; a key that a command has no option for is left to the commands that have it. The
@@ -33,7 +33,7 @@ else:  # (tomllib is 3.11's; tomli is the same parser, for 3.10)
 
 from torchport.errors import UsageError
 
-KEYS = ("target", "from", "select", "ignore", "extend-select", "exclude", "include", "apply-affinity", "jobs")
+KEYS = ("target", "from", "select", "ignore", "extend-select", "exclude", "include", "apply-affinity", "jobs", "amp")
 _DESTS = {"from": "source"}  # (a key whose option's dest is not its name: `from` is a Python keyword)
 PYPROJECT = "pyproject.toml"
 # the commands whose options a key sets, for `torchport config` (applying a key asks the parser at hand)

@@ -151,3 +151,38 @@ def test_apex_with_apply_affinity_drives_ascends_fused_optimizer_through_amp() -
            "    model, optimizer = amp.initialize(" in text
     plain = migrate_one(Job("train.py", source.encode()), Choices("npu", apply_affinity=True, amp="off"))
     assert "apex.optimizers" not in plain.source.decode()  # (apex's twin steps through amp.initialize alone)
+
+
+@pytest.mark.parametrize("source, why", [
+    pytest.param("""
+    import torch
+
+    model = torch.nn.Linear(4, 2).cuda()
+    if use_optimizer:
+        optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+    for x in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        if use_optimizer:
+            optimizer.step()
+        else:
+            for p in model.parameters():
+                p.data.add_(p.grad, alpha=-0.1)
+    """, "another branch updates the weights without it", id="word_language_model's manual update"),
+    pytest.param("""
+    import torch
+
+    model = torch.nn.Linear(4, 2).cuda()
+    if args.sgd:
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        optimizer.step()
+    """, "is made only under `if args.sgd:`", id="an optimizer made under an if alone"),
+])
+def test_a_step_whose_gradients_are_used_without_the_scaler_is_left_in_float32(source: str, why: str) -> None:
+    text, findings = migrated(source)
+    assert "scaler" not in text
+    [note] = [f for f in amp_rows(findings) if f.operation.value == "NOTE"]
+    assert why in note.message

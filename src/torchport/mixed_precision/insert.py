@@ -119,21 +119,37 @@ def _steps(found: Read, optimizers: set[str]) -> tuple[list[Step], list[Change]]
             notes.append(Change(line, line, NOTE, Operation.NOTE,
                                 f"not given mixed precision: {code(call)} is not a statement of its own"))
             continue
-        optimizer = _stepped_after(found, call, optimizers)
-        if optimizer is None:
-            notes.append(Change(line, line, NOTE, Operation.NOTE, f"not given mixed precision: no optimizer step "
-                                                                  f"follows {code(call)} in its function"))
+        step = _stepped_after(found, call, optimizers)
+        why = f"no optimizer step follows {code(call)} in its function" if step is None else _other_update(found, step)
+        if why:
+            notes.append(Change(line, line, NOTE, Operation.NOTE, f"not given mixed precision: {why}"))
             continue
-        steps.append(Step(statement, call.func.value, optimizer))
+        steps.append(Step(statement, call.func.value, code(step.func.value)))
     return steps, notes
 
 
-def _stepped_after(found: Read, backward: cst.Call, optimizers: set[str]) -> str | None:
+def _stepped_after(found: Read, backward: cst.Call, optimizers: set[str]) -> cst.Call | None:
     line = found.line(backward)
     later = [c for c in calls(found.scope_of(backward), into_scopes=False)
              if isinstance(c.func, cst.Attribute) and c.func.attr.value == "step" and not c.args
              and found.line(c) > line and _looks_like_optimizer(code(c.func.value), optimizers)]
-    return code(min(later, key=found.line).func.value) if later else None
+    return min(later, key=found.line) if later else None
+
+
+def _other_update(found: Read, step: cst.Call) -> str:
+    """Why the gradients may be used without the optimizer's step (word_language_model's
+    `if args.use_optimizer: optimizer.step() else: p.data.add_(p.grad, ...)`: scaled gradients
+    there), "" where they are not."""
+    node, statement = step, found.statement_of(step)
+    while not isinstance(node, (cst.FunctionDef, cst.Module)):
+        parent = found.parent(node)
+        if isinstance(parent, cst.If) and parent.orelse is not None:
+            other = parent.orelse if node is parent.body else parent.body
+            if not any(code(c) == code(step) for c in calls(other, into_scopes=False)):
+                return (f"beside {code(step)} under `if {code(parent.test)}:`, another branch updates the weights "
+                        "without it (its gradients would be scaled)")
+        node = parent
+    return "" if statement is not None else "the step is not a statement"
 
 
 def _made(found: Read, stepped: set[str], optimizers: set[str]) -> tuple[list[Made], str]:
@@ -149,6 +165,9 @@ def _made(found: Read, stepped: set[str], optimizers: set[str]) -> tuple[list[Ma
         if not (isinstance(assign, cst.Assign) and assign.value is call and code(assign.targets[0].target) in wanted):
             continue
         name = code(assign.targets[0].target)
+        condition = _made_only_if(found, statement, name)
+        if condition is not None:
+            return [], f"{name} is made only under `if {condition}:` (amp would need it in every branch)"
         model = _model_of(found, call)
         if model is None:
             return [], f"the model {name} trains is not known ({code(call.func)}(...) is given no model.parameters())"
@@ -178,6 +197,30 @@ def _walk_statement(statement: cst.CSTNode):
         yield node
         if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             stack.extend(node.children)
+
+
+def _made_only_if(found: Read, statement: cst.BaseStatement, name: str) -> str | None:
+    """The test of an `if` (in the function or module) that `name` is made under with no branch
+    that makes it otherwise; None where every branch makes it."""
+    node = statement
+    while not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+        parent = found.parent(node)
+        if isinstance(parent, cst.If) and not _every_branch_assigns(parent, name):
+            return code(parent.test)
+        node = parent
+    return None
+
+
+def _every_branch_assigns(branch: cst.If, name: str) -> bool:
+    while isinstance(branch, cst.If):
+        if not _assigns(branch.body, name):
+            return False
+        branch = branch.orelse
+    return branch is not None and _assigns(branch.body, name)
+
+
+def _assigns(block: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.AssignTarget) and code(n.target) == name for n in _walk_statement(block))
 
 
 def _anchor(found: Read, statement: cst.BaseStatement, optimizer: str) -> cst.BaseStatement:

@@ -37,7 +37,8 @@ class MixedPrecisionAdvice(TrainingStepRule):
         if trains_in_float32 and self.context.first_time(self.code):  # (the file's first backward, in any piece)
             self.report(self.first_backward, Operation.PERFORMANCE,
                         f"this step trains in float32: on {self.target.name} the matrix units run float16/bfloat16; "
-                        f"wrap the forward in {amp_call(self.target, AUTOCAST)} with a {amp_call(self.target, GRAD_SCALER)}",
+                        f"wrap the forward in {amp_call(self.target, AUTOCAST)} with a {amp_call(self.target, GRAD_SCALER)} "
+                        "(migrate --amp torch writes it)",
                         api=AUTOCAST)
 
 
