@@ -186,3 +186,82 @@ def test_a_step_whose_gradients_are_used_without_the_scaler_is_left_in_float32(s
     assert "scaler" not in text
     [note] = [f for f in amp_rows(findings) if f.operation.value == "NOTE"]
     assert why in note.message
+
+
+@pytest.mark.parametrize("source, expected", [
+    pytest.param("""
+    import torch
+
+    if __name__ == "__main__":
+        model = torch.nn.Linear(4, 2).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in loader:
+            loss = model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+    """, '    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n    model, optimizer = amp.initialize(',
+        id="a script under its __main__ guard"),
+    pytest.param("""
+    import torch
+
+    def main(name):
+        model = torch.nn.Linear(4, 2).cuda()
+        if name == "sgd":
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        elif name == "adam":
+            optimizer = torch.optim.Adam(model.parameters())
+        for x in loader:
+            loss = model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+    """, '        optimizer = torch.optim.Adam(model.parameters())\n    model, optimizer = amp.initialize(',
+        id="an optimizer chosen by if/elif with no else"),
+    pytest.param("""
+    import torch
+
+    def main(net):
+        optimizer = torch.optim.Adam([{"params": conv_weights(net.model0)}, {"params": net.cpm.parameters()}])
+        for k, x in enumerate(loader):
+            loss = net(x.cuda()).sum()
+            loss.backward()
+            if k % 4 == 3:
+                optimizer.step()
+                optimizer.zero_grad()
+            else:
+                continue
+    """, "    net, optimizer = amp.initialize(net, optimizer, ",
+        id="accumulation with else: continue, parameter groups of one model"),
+    pytest.param("""
+    import torch
+
+    def main(resume):
+        model = torch.nn.DataParallel(torch.nn.Linear(4, 2)).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        if resume:
+            checkpoint = torch.load(resume)
+            optimizer.load_state_dict(checkpoint["optimizer"])
+        for x in loader:
+            loss = model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+    """, 'model.module, optimizer = amp.initialize(model.module, optimizer, opt_level="O2"',
+        id="a DataParallel model: apex takes it unwrapped"),
+    pytest.param("""
+    import torch
+
+    def main(resume):
+        model = torch.nn.Linear(4, 2).cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        if resume:
+            checkpoint = torch.load(resume)
+            optimizer.load_state_dict(checkpoint["optimizer"])
+        for x in loader:
+            loss = model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+    """, '        optimizer.load_state_dict(checkpoint["optimizer"])\n        if "amp" in checkpoint:\n'
+         '            amp.load_state_dict(checkpoint["amp"])\n', id="resumed: amp's state restored where it was saved"),
+])
+def test_apex_placement_follows_the_modelzoo_ports(source: str, expected: str) -> None:
+    text, findings = migrated(source, "npu", "apex")
+    assert expected in text and "with amp.scale_loss(loss, optimizer) as scaled_loss:" in text

@@ -24,6 +24,12 @@ NOTE, STEP, MADE, SAVED = "TP500", "TP501", "TP502", "TP503"
 # A file that trains: a backward pass and an optimizer step in it (as TP101 reads a training step).
 TRAINS = re.compile(rb"(?s:\.backward\((?=.*\.step\()|\.step\((?=.*\.backward\())")
 SCALED = "scaled_loss"
+PARALLEL_WRAPPERS = ("DataParallel", "DistributedDataParallel", "DDP")
+# What a branch beside the optimizer's step does when it updates the weights by itself (reads the
+# gradients, writes the data): `else: continue` in gradient accumulation does not.
+UPDATES = re.compile(r"\.grad\b|\.data\b|\.add_\(|\.sub_\(")
+# Names whose attributes are settings, not a model (`SGD(model.parameters(), lr=args.lr)`).
+SETTINGS = frozenset({"args", "opt", "opts", "hyp", "cfg", "config", "conf", "params", "hparams", "torch", "nn", "optim", "math"})
 # apex's arguments per mode: the ModelZoo form (O2, a static loss scale, combined gradients on
 # Ascend's apex), or O1 with a dynamic scale, which the conversion writes as torch.amp's defaults.
 ARGUMENTS = {APEX: 'opt_level="O2", loss_scale=128.0, combine_grad=True', "torch": 'opt_level="O1"'}
@@ -66,7 +72,7 @@ def insert(text: str, mode: str) -> Inserted:
     steps, changes = _steps(found, optimizers)
     if not steps:
         return Inserted(text, changes, 0)
-    made, why = _made(found, {s.optimizer for s in steps}, optimizers)
+    made, why = _made(found, {s.optimizer for s in steps}, optimizers, mode)
     if not made:
         line = found.line(steps[0].backward)
         return Inserted(text, changes + [Change(line, line, NOTE, Operation.NOTE, f"not given mixed precision: {why}")], 0)
@@ -83,6 +89,7 @@ def insert(text: str, mode: str) -> Inserted:
         line = found.line(anchor)
         changes.append(Change(line, found.end_line(anchor), MADE, Operation.INSERT, _made_message(group, mode)))
     changes += _checkpoints(found, edits, {m.optimizer for m in made})
+    changes += _resumes(found, edits, {m.optimizer for m in made} | {s.optimizer for s in steps})
     _import_amp(found, edits)
     return Inserted(edits.apply(found.module), sorted(changes), len(steps))
 
@@ -145,14 +152,14 @@ def _other_update(found: Read, step: cst.Call) -> str:
         parent = found.parent(node)
         if isinstance(parent, cst.If) and parent.orelse is not None:
             other = parent.orelse if node is parent.body else parent.body
-            if not any(code(c) == code(step) for c in calls(other, into_scopes=False)):
+            if not any(code(c) == code(step) for c in calls(other, into_scopes=False)) and UPDATES.search(code(other)):
                 return (f"beside {code(step)} under `if {code(parent.test)}:`, another branch updates the weights "
                         "without it (its gradients would be scaled)")
         node = parent
     return "" if statement is not None else "the step is not a statement"
 
 
-def _made(found: Read, stepped: set[str], optimizers: set[str]) -> tuple[list[Made], str]:
+def _made(found: Read, stepped: set[str], optimizers: set[str], mode: str) -> tuple[list[Made], str]:
     """Where each stepped optimizer is made, with its model: the optimizers of that name, or every
     optimizer the file makes where the step names a parameter (`def train(..., optimizer)`)."""
     wanted = stepped & optimizers or optimizers
@@ -171,14 +178,40 @@ def _made(found: Read, stepped: set[str], optimizers: set[str]) -> tuple[list[Ma
         model = _model_of(found, call)
         if model is None:
             return [], f"the model {name} trains is not known ({code(call.func)}(...) is given no model.parameters())"
-        made.append(Made(_anchor(found, statement, name), name, model))
+        anchor = _anchor(found, statement, name)
+        wrap = _wrapped(found, anchor, model) if mode == APEX else None
+        if wrap is not None and wrap is not found.parent(anchor) and not isinstance(wrap, cst.Module):
+            return [], (f"{model} is wrapped for parallel training only under a condition before {name} is made, and "
+                        "apex's amp.initialize takes the model unwrapped: wrap it after amp.initialize, or use --amp torch")
+        made.append(Made(anchor, name, f"{model}.module" if wrap is not None else model))
     if not made:
         return [], f"{', '.join(sorted(stepped))} is made in another file: add AMP where it is made and stepped"
     return made, ""
 
 
+def _wrapped(found: Read, anchor: cst.BaseStatement, model: str):
+    """The block where `model` is made a DataParallel or DistributedDataParallel before `anchor`
+    in its function (apex's amp.initialize refuses those: the human ports initialize first), None
+    where it is not."""
+    scope, line = found.scope_of(anchor), found.line(anchor)
+    for call in calls(scope, into_scopes=False):
+        if found.line(call) >= line or (code(call.func) or "").rsplit(".", 1)[-1] not in PARALLEL_WRAPPERS:
+            continue
+        statement = found.statement_of(call)
+        assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if isinstance(assign, cst.Assign) and any(code(t.target) == model for t in assign.targets):
+            return found.parent(statement)
+    return None
+
+
 def _model_of(found: Read, call: cst.Call) -> str | None:
-    """`model` in `SGD(model.parameters())`, else the `model` the function or module binds."""
+    """The model an optimizer is built over: the one name its arguments reach into (`model` in
+    `SGD(model.parameters(), lr=args.lr)`, `net` in groups of `net.model0` and `net.cpm`), else the
+    object whose parameters it takes (`self.model`), else the `model` the function or module binds."""
+    roots = {_root(n) for arg in call.args for n in _walk_statement(arg.value) if isinstance(n, cst.Attribute)}
+    roots = {r for r in roots if r is not None and r not in SETTINGS}
+    if len(roots) == 1 and "self" not in roots:
+        return roots.pop()
     owners = [code(owner) for owner in parameters_of(call, (cst.Name, cst.Attribute))]
     if owners:
         return owners[0]
@@ -188,6 +221,12 @@ def _model_of(found: Read, call: cst.Call) -> str | None:
     binds = "model" in parameters or any(isinstance(n, cst.AssignTarget) and code(n.target) == "model"
                                          for s in body for n in _walk_statement(s))
     return "model" if binds else None
+
+
+def _root(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def _walk_statement(statement: cst.CSTNode):
@@ -205,18 +244,31 @@ def _made_only_if(found: Read, statement: cst.BaseStatement, name: str) -> str |
     node = statement
     while not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
         parent = found.parent(node)
-        if isinstance(parent, cst.If) and not _every_branch_assigns(parent, name):
+        elif_branch = isinstance(found.parent(parent), cst.If)  # (the chain is judged from its first if)
+        if isinstance(parent, cst.If) and not elif_branch and not is_main_guard(parent) \
+                and not _every_branch_assigns(parent, name):
             return code(parent.test)
         node = parent
     return None
 
 
 def _every_branch_assigns(branch: cst.If, name: str) -> bool:
+    """Every branch of an if/elif chain makes `name`: with an else, or a choice among two or more
+    (`if args.opt == "sgd": ... elif args.opt == "adam": ...`: another value fails at its step anyway)."""
+    branches = 0
     while isinstance(branch, cst.If):
         if not _assigns(branch.body, name):
             return False
+        branches += 1
         branch = branch.orelse
-    return branch is not None and _assigns(branch.body, name)
+    return _assigns(branch.body, name) if branch is not None else branches > 1
+
+
+def is_main_guard(statement: cst.CSTNode) -> bool:
+    """`if __name__ == "__main__":`: the script's top level, not a condition."""
+    test = statement.test if isinstance(statement, cst.If) else None
+    return (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and {code(test.left), code(test.comparisons[0].comparator).strip("'\"")} == {"__name__", "__main__"})
 
 
 def _assigns(block: cst.CSTNode, name: str) -> bool:
@@ -229,7 +281,7 @@ def _anchor(found: Read, statement: cst.BaseStatement, optimizer: str) -> cst.Ba
     while True:
         block = found.parent(statement)
         owner = found.parent(block) if isinstance(block, cst.IndentedBlock) else None
-        if not isinstance(owner, (cst.If, cst.Else, cst.Try, cst.ExceptHandler, cst.Finally)):
+        if not isinstance(owner, (cst.If, cst.Else, cst.Try, cst.ExceptHandler, cst.Finally)) or is_main_guard(owner):
             break
         while not (isinstance(found.parent(owner), BLOCKS)):
             owner = found.parent(owner)
@@ -322,6 +374,28 @@ def _checkpoints(found: Read, edits: Edits, optimizers: set[str]) -> list[Change
         line = found.line(node)
         changes.append(Change(line, found.end_line(node), SAVED, Operation.INSERT,
                               "the loss scaler's state saved beside the optimizer's (\"amp\")"))
+    return changes
+
+
+def _resumes(found: Read, edits: Edits, optimizers: set[str]) -> list[Change]:
+    """`if "amp" in checkpoint: amp.load_state_dict(checkpoint["amp"])` after each
+    `optimizer.load_state_dict(checkpoint["optimizer"])` (a checkpoint written before has none)."""
+    changes = []
+    for call in calls(found.module):
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "load_state_dict"
+                and code(call.func.value) in optimizers and len(call.args) == 1
+                and isinstance(call.args[0].value, cst.Subscript)):
+            continue
+        statement = found.statement_of(call)
+        if not (isinstance(statement, cst.SimpleStatementLine) and isinstance(found.parent(statement), BLOCKS)):
+            continue
+        source = code(call.args[0].value.value)
+        quote = "'" if code(call.args[0].value.slice[0]).startswith("'") else '"'
+        edits.insert_after(statement, [cst.parse_statement(
+            f"if {quote}amp{quote} in {source}:\n    amp.load_state_dict({source}[{quote}amp{quote}])\n")])
+        line = found.line(statement)
+        changes.append(Change(line, line, SAVED, Operation.INSERT, "the loss scaler's state restored with the "
+                                                                   "optimizer's, where the checkpoint has it"))
     return changes
 
 
