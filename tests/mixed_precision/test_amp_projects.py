@@ -150,3 +150,32 @@ def test_run_amp_adds_nothing_to_a_script_with_autocast_of_its_own(tmp_path, mon
     amp = run_target(amp=True)
     assert len(losses(script, tmp_path, monkeypatch)) == 3
     assert amp.own
+
+
+def test_run_amp_leaves_a_closures_backward_inside_the_step_unscaled(tmp_path, monkeypatch, run_target):
+    """LBFGS calls its closure (and its backward) inside step: scaled there, its gradients would
+    never be unscaled. Simulated float16 on the CPU, as above."""
+    import torch
+    from torchport.runtime.session import Session
+
+    script = tmp_path / "lbfgs.py"
+    script.write_text(
+        "import torch\n"
+        "torch.manual_seed(0)\n"
+        "model = torch.nn.Linear(3, 1)\n"
+        "x, y = torch.randn(16, 3), torch.randn(16, 1)\n"
+        "optimizer = torch.optim.LBFGS(model.parameters(), lr=0.5)\n"
+        "for step in range(3):\n"
+        "    def closure():\n"
+        "        optimizer.zero_grad()\n"
+        "        loss = torch.nn.functional.mse_loss(model(x), y)\n"
+        "        loss.backward()\n"
+        "        return loss\n"
+        "    loss = optimizer.step(closure)\n"
+        "    print(f'step {step} loss {loss.item():.6f}')\n")
+    reference = losses(script, tmp_path, monkeypatch)
+    monkeypatch.setattr(Session, "autocast_dtype", lambda self, dtype: torch.float16)
+    monkeypatch.setattr(Session, "autocast_allowed", lambda self: True)
+    run_target(amp=True)
+    amp = losses(script, tmp_path, monkeypatch)
+    assert len(amp) == 3 and all(abs(a - r) <= 0.05 * abs(r) for a, r in zip(amp, reference))

@@ -38,6 +38,7 @@ class AutoMixedPrecision:
         self.optimizers: weakref.WeakSet = weakref.WeakSet()
         self.scaled = False  # a backward was scaled since the last step
         self.unscaled: set[int] = set()  # the optimizers unscaled since
+        self.stepping = 0  # optimizer steps open: a closure's backward inside one (LBFGS) is not scaled
         self.verdicts = {}
 
     def install(self, book) -> None:
@@ -120,7 +121,8 @@ class AutoMixedPrecision:
 
         @functools.wraps(original)
         def backward(tensor, *args, **kwargs):
-            if mine.own or tensor.numel() != 1 or not tensor.dtype.is_floating_point or not tensor.requires_grad:
+            if mine.own or mine.stepping or tensor.numel() != 1 or not tensor.dtype.is_floating_point \
+                    or not tensor.requires_grad:
                 return original(tensor, *args, **kwargs)
             mine.scaled = True
             mine._note("backward", "Tensor.backward", "scaler.scale(loss).backward()",
@@ -152,6 +154,7 @@ class AutoMixedPrecision:
         return clip
 
     def _before_step(self, optimizer, args, kwargs) -> None:
+        self.stepping += 1
         if self.scaler is None or not self.scaled or self.own:
             return
         self._unscale(optimizer)
@@ -162,6 +165,7 @@ class AutoMixedPrecision:
                     parameter.grad = None
 
     def _after_step(self, optimizer, args, kwargs) -> None:
+        self.stepping = max(self.stepping - 1, 0)
         if self.scaler is None or not self.scaled or self.own or id(optimizer) not in self.unscaled:
             return
         self.scaler.update()
