@@ -261,7 +261,38 @@ def test_a_step_whose_gradients_are_used_without_the_scaler_is_left_in_float32(s
             optimizer.step()
     """, '        optimizer.load_state_dict(checkpoint["optimizer"])\n        if "amp" in checkpoint:\n'
          '            amp.load_state_dict(checkpoint["amp"])\n', id="resumed: amp's state restored where it was saved"),
+    pytest.param("""
+    import torch
+
+    def main(gpus):
+        net = Net()
+        if gpus > 1:
+            net = torch.nn.DataParallel(net).cuda()
+        else:
+            net = net.cuda()
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        for x in loader:
+            loss = net(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+    """, '    _, optimizer = amp.initialize(getattr(net, "module", net), optimizer, opt_level="O2"',
+        id="a DataParallel model under a condition: apex takes what it wraps, cast in place"),
+    pytest.param("""
+    import torch
+
+    def main():
+        net = Net()
+        optimizer = torch.optim.Adam(net.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=20)
+        net = torch.nn.DataParallel(net).cuda()
+        for x in loader:
+            loss = net(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+    """, "    net.cuda()\n    net, optimizer = amp.initialize(net, optimizer, ",
+        id="a model moved to its device later: moved before amp.initialize"),
 ])
 def test_apex_placement_follows_the_modelzoo_ports(source: str, expected: str) -> None:
     text, findings = migrated(source, "npu", "apex")
+    expected = expected.replace(".cuda()", ".npu()")  # (written in CUDA's dialect, then migrated)
     assert expected in text and "with amp.scale_loss(loss, optimizer) as scaled_loss:" in text

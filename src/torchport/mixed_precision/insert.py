@@ -25,6 +25,8 @@ NOTE, STEP, MADE, SAVED = "TP500", "TP501", "TP502", "TP503"
 TRAINS = re.compile(rb"(?s:\.backward\((?=.*\.step\()|\.step\((?=.*\.backward\())")
 SCALED = "scaled_loss"
 PARALLEL_WRAPPERS = ("DataParallel", "DistributedDataParallel", "DDP")
+MOVES = ("cuda", "to")  # (the text is in CUDA's dialect here: migrated after)
+SCHEDULES = re.compile(r"LR\b|LR\(|[Ss]chedul|Plateau|[Ww]armup")
 # What a branch beside the optimizer's step does when it updates the weights by itself (reads the
 # gradients, writes the data): `else: continue` in gradient accumulation does not.
 UPDATES = re.compile(r"\.grad\b|\.data\b|\.add_\(|\.sub_\(")
@@ -44,7 +46,10 @@ class Step(NamedTuple):
 class Made(NamedTuple):
     anchor: cst.BaseStatement  # what amp.initialize goes after
     optimizer: str
-    model: str
+    model: str  # what amp.initialize is given
+    bound: str  # what its model is bound to ("_": apex casts and patches the model in place)
+    note: str = ""  # what a person should still do there
+    moved: str = ""  # the model's move to its device, put before amp.initialize (it is moved later)
 
 
 class Inserted(NamedTuple):
@@ -85,9 +90,11 @@ def insert(text: str, mode: str) -> Inserted:
                               f"this step trained in float32: --amp {mode} gives it mixed precision "
                               "(--amp off keeps float32)"))
     for anchor, group in _by_anchor(found, made).items():
-        edits.insert_after(anchor, [_initialize(group, mode)])
+        moves = [cst.parse_statement(f"{m}\n") for m in dict.fromkeys(m.moved for m in group if m.moved)]
+        edits.insert_after(anchor, [*moves, _initialize(group, mode)])
         line = found.line(anchor)
         changes.append(Change(line, found.end_line(anchor), MADE, Operation.INSERT, _made_message(group, mode)))
+        changes += [Change(line, line, NOTE, Operation.NOTE, m.note) for m in group if m.note]
     changes += _checkpoints(found, edits, {m.optimizer for m in made})
     changes += _resumes(found, edits, {m.optimizer for m in made} | {s.optimizer for s in steps})
     _import_amp(found, edits)
@@ -178,30 +185,47 @@ def _made(found: Read, stepped: set[str], optimizers: set[str], mode: str) -> tu
         model = _model_of(found, call)
         if model is None:
             return [], f"the model {name} trains is not known ({code(call.func)}(...) is given no model.parameters())"
-        anchor = _anchor(found, statement, name)
-        wrap = _wrapped(found, anchor, model) if mode == APEX else None
-        if wrap is not None and wrap is not found.parent(anchor) and not isinstance(wrap, cst.Module):
-            return [], (f"{model} is wrapped for parallel training only under a condition before {name} is made, and "
-                        "apex's amp.initialize takes the model unwrapped: wrap it after amp.initialize, or use --amp torch")
-        made.append(Made(anchor, name, f"{model}.module" if wrap is not None else model))
+        anchor = _anchor(found, statement, name, model)
+        if mode != APEX:
+            made.append(Made(anchor, name, model, model))
+            continue
+        one = _unwrapped(found, anchor, name, model)
+        made.append(one._replace(moved=f"{model}.cuda()") if _moved_later(found, anchor, model) else one)
     if not made:
         return [], f"{', '.join(sorted(stepped))} is made in another file: add AMP where it is made and stepped"
     return made, ""
 
 
-def _wrapped(found: Read, anchor: cst.BaseStatement, model: str):
-    """The block where `model` is made a DataParallel or DistributedDataParallel before `anchor`
-    in its function (apex's amp.initialize refuses those: the human ports initialize first), None
-    where it is not."""
-    scope, line = found.scope_of(anchor), found.line(anchor)
+def _unwrapped(found: Read, anchor: cst.BaseStatement, optimizer: str, model: str) -> Made:
+    """apex's amp.initialize refuses a DataParallel or DistributedDataParallel model (the human ports
+    initialize before they wrap): given `model.module` where the model is wrapped before the
+    anchor, `getattr(model, "module", model)` where it is wrapped under a condition (apex casts and
+    patches it in place, so nothing need be bound), with a note where the wrap may be DDP's."""
+    wraps = _wraps(found, anchor, model)
+    if not wraps:
+        return Made(anchor, optimizer, model, model)
+    if any(found.parent(s) is found.parent(anchor) for s, _ in wraps):
+        return Made(anchor, optimizer, f"{model}.module", f"{model}.module")
+    note = ""
+    if any(wrapper != "DataParallel" for _, wrapper in wraps):
+        note = (f"{model} may be DistributedDataParallel here, and Ascend's apex asks for amp.initialize before DDP "
+                "wraps the model: move the wrap below it")
+    return Made(anchor, optimizer, f'getattr({model}, "module", {model})', "_", note)
+
+
+def _wraps(found: Read, anchor: cst.BaseStatement, model: str) -> list[tuple[cst.BaseStatement, str]]:
+    """The statements that make `model` a DataParallel or DistributedDataParallel before `anchor`
+    in its function, with the wrapper's name."""
+    scope, line, wraps = found.scope_of(anchor), found.line(anchor), []
     for call in calls(scope, into_scopes=False):
-        if found.line(call) >= line or (code(call.func) or "").rsplit(".", 1)[-1] not in PARALLEL_WRAPPERS:
+        wrapper = (code(call.func) or "").rsplit(".", 1)[-1]
+        if found.line(call) >= line or wrapper not in PARALLEL_WRAPPERS:
             continue
         statement = found.statement_of(call)
         assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
         if isinstance(assign, cst.Assign) and any(code(t.target) == model for t in assign.targets):
-            return found.parent(statement)
-    return None
+            wraps.append((statement, wrapper))
+    return wraps
 
 
 def _model_of(found: Read, call: cst.Call) -> str | None:
@@ -275,9 +299,10 @@ def _assigns(block: cst.CSTNode, name: str) -> bool:
     return any(isinstance(n, cst.AssignTarget) and code(n.target) == name for n in _walk_statement(block))
 
 
-def _anchor(found: Read, statement: cst.BaseStatement, optimizer: str) -> cst.BaseStatement:
+def _anchor(found: Read, statement: cst.BaseStatement, optimizer: str, model: str) -> cst.BaseStatement:
     """The statement amp.initialize goes after: the optimizer's, after the parameter groups added to
-    it (YOLO's add_param_group), out of the if/else or try that chose it."""
+    it (YOLO's add_param_group), out of the if/else or try that chose it, and after the model is
+    moved to its device where that comes later (Ascend's apex checks the parameters are there)."""
     while True:
         block = found.parent(statement)
         owner = found.parent(block) if isinstance(block, cst.IndentedBlock) else None
@@ -290,7 +315,45 @@ def _anchor(found: Read, statement: cst.BaseStatement, optimizer: str) -> cst.Ba
     index = body.index(statement)
     while index + 1 < len(body) and _adds_groups(body[index + 1], optimizer):
         index += 1
+    for later in range(index + 1, len(body)):
+        if _trains(body[later], optimizer):
+            break
+        if _moves(body[later], model):
+            index = later
     return body[index]
+
+
+def _trains(statement: cst.BaseStatement, optimizer: str) -> bool:
+    """A statement that trains or hands the optimizer on (`train(..., optimizer)`; a learning-rate
+    schedule made over it does not)."""
+    return any((isinstance(c.func, cst.Attribute) and c.func.attr.value in ("backward", "step"))
+               or (any(code(a.value) == optimizer for a in c.args) and not SCHEDULES.search(code(c.func) or ""))
+               for c in calls(statement, into_scopes=False))
+
+
+def _moved_later(found: Read, anchor: cst.BaseStatement, model: str) -> bool:
+    """Whether the model goes to its device only after `anchor` (`net = DataParallel(net).cuda()`
+    before the loop): Ascend's apex checks that amp.initialize's model is there already."""
+    line = found.line(anchor)
+    for call in calls(found.scope_of(anchor), into_scopes=False):
+        if found.line(call) <= line or not (isinstance(call.func, cst.Attribute) and call.func.attr.value in MOVES):
+            continue
+        moved = call.func.value
+        if code(moved) == model or (isinstance(moved, cst.Call) and moved.args and code(moved.args[0].value) == model):
+            return True
+    return False
+
+
+def _moves(statement: cst.BaseStatement, model: str) -> bool:
+    """`model.cuda()`, `model.to(device)`, `model = model.cuda()`: the model moved to its device."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    small = statement.body[0]
+    value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    if isinstance(small, cst.Assign) and not any(code(t.target) == model for t in small.targets):
+        return False
+    return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in MOVES and code(value.func.value) == model)
 
 
 def _adds_groups(statement: cst.BaseStatement, optimizer: str) -> bool:
@@ -314,10 +377,12 @@ def _by_anchor(found: Read, made: list[Made]) -> dict[cst.BaseStatement, list[Ma
 
 
 def _initialize(group: list[Made], mode: str) -> cst.SimpleStatementLine:
-    models = list(dict.fromkeys(m.model for m in group))
-    model = models[0] if len(models) == 1 else f"[{', '.join(models)}]"
+    given = list(dict.fromkeys(m.model for m in group))
+    bound = list(dict.fromkeys(m.bound for m in group))
+    model = given[0] if len(given) == 1 else f"[{', '.join(given)}]"
+    target = bound[0] if len(bound) == 1 else f"[{', '.join(bound)}]"
     optimizer = group[0].optimizer if len(group) == 1 else f"[{', '.join(m.optimizer for m in group)}]"
-    return cst.parse_statement(f"{model}, {optimizer} = amp.initialize({model}, {optimizer}, {ARGUMENTS[mode]})\n")
+    return cst.parse_statement(f"{target}, {optimizer} = amp.initialize({model}, {optimizer}, {ARGUMENTS[mode]})\n")
 
 
 def _scale_loss(step: Step) -> cst.With:
@@ -366,10 +431,16 @@ def _checkpoints(found: Read, edits: Edits, optimizers: set[str]) -> list[Change
         element = cst.DictElement(cst.parse_expression(f"{quote}amp{quote}"), cst.parse_expression("amp.state_dict()"))
         elements = list(node.elements)
         at = elements.index(saved[-1]) + 1
-        if at == len(elements) and elements[-1].comma is cst.MaybeSentinel.DEFAULT:
-            elements[-1] = elements[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        elif at < len(elements):
-            element = element.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        before = elements[at - 1]
+        if before.comma is cst.MaybeSentinel.DEFAULT:  # (the last element, no trailing comma)
+            elements[at - 1] = before.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        elif at == len(elements):  # (the last, with a trailing comma: the new one goes on a line of its own too)
+            earlier = elements[at - 2].comma if at >= 2 else None
+            gap = earlier.whitespace_after if isinstance(earlier, cst.Comma) else cst.SimpleWhitespace(" ")
+            elements[at - 1] = before.with_changes(comma=before.comma.with_changes(whitespace_after=gap))
+            element = element.with_changes(comma=cst.Comma())
+        else:  # (the comma after the optimizer's state, with its line break where the dict has one per line)
+            element = element.with_changes(comma=before.comma)
         edits.replace(node, node.with_changes(elements=[*elements[:at], element, *elements[at:]]))
         line = found.line(node)
         changes.append(Change(line, found.end_line(node), SAVED, Operation.INSERT,
