@@ -30,6 +30,12 @@ a form with no confident rewrite imports the stand-in torchport.compat.apex inst
 on npu only what Ascend's apex has (amp, combine tensors, the NpuFused optimizers) is left, the rest
 is rewritten as with native, and TP117 advises for Ascend's apex (combine_grad=True, NpuFused*).
 
+--amp torch (npu's default: the guide makes AMP a required step there) adds mixed precision to each
+training step that runs in float32 with no AMP of its own: torch.amp's autocast around the forward
+and the loss, a GradScaler around backward and step, unscale_ before clipping, its state beside the
+optimizer's in checkpoints (rows TP501-TP503; TP500 says why a step was left). --amp apex (npu) writes
+Ascend's apex form instead (amp.initialize, scale_loss), as the ModelZoo ports do; --amp off adds nothing.
+
 --from npu reads SRC as code written for the Ascend NPU (import torch_npu, .npu(), torch.npu.*,
 "npu:0", hccl, the NpuFused optimizers, torch_npu.npu_* fused kernels, ASCEND_RT_VISIBLE_DEVICES)
 and rewrites it into CUDA's own dialect first (rows TP4xx, at the lines of the file as read):
