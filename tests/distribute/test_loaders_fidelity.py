@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from _torchrun import transient
 from torchport.distribute import Options, distribute_source
 
 pytestmark = pytest.mark.fidelity
@@ -59,12 +60,21 @@ def runs(tmp_path_factory):
     for run, shuffle, command in runs:
         env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
         env.update(REPORT=str(work / f"{run}{shuffle}"), SHUFFLE=shuffle)
-        subprocess.run(command, check=True, env=env, cwd=work, timeout=300, capture_output=True)
+        _run(command, env, work)
     found = {}
     for path in work.glob("*.json"):
         name, rank, _ = path.name.split(".")
         found[(name, int(rank))] = json.loads(path.read_text())
     return found
+
+
+def _run(command: list[str], env: dict, cwd: Path) -> None:
+    for attempt in (1, 2):
+        done = subprocess.run(command, env=env, cwd=cwd, timeout=300, capture_output=True, text=True)
+        if done.returncode == 0:
+            return
+        if attempt == 2 or not transient(done.stderr):
+            raise AssertionError(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-3000:]}")
 
 
 def _read(report: dict, epoch: int, key: str = "seen") -> list[int]:

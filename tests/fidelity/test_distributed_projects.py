@@ -44,6 +44,7 @@ from typing import NamedTuple
 import pytest
 
 from _processes import execute
+from _torchrun import transient
 
 pytestmark = pytest.mark.fidelity  # `make fidelity`: too many processes for the unit suite's budget
 
@@ -164,16 +165,19 @@ def _rank_stdouts(logs: Path) -> list[str]:
 
 
 def _run(name: str, mode: str, migrations: dict, tmp: Path) -> Run:
-    run_dir = tmp / f"{name}-{mode}"
-    work, logs = run_dir / "work", run_dir / "logs"
-    work.mkdir(parents=True)
     if mode in MIGRATIONS:
         result, migrated = migrations[MIGRATIONS[mode]].result()  # the migrations run while the references do
         if result.returncode != 0:
             return Run(result, [result.stdout], [], [], [])
     else:
-        migrated = run_dir
-    result = _execute(_command(name, mode, migrated, logs), work, _env(run_dir))
+        migrated = None
+    for attempt in (1, 2):  # (a launch that failed on its own, not on the script, is tried once more: _torchrun)
+        run_dir = tmp / f"{name}-{mode}" / f"attempt{attempt}"
+        work, logs = run_dir / "work", run_dir / "logs"
+        work.mkdir(parents=True)
+        result = _execute(_command(name, mode, migrated or run_dir, logs), work, _env(run_dir))
+        if result.returncode == 0 or mode not in LAUNCHED or not transient(result.stderr):
+            break
     stdouts = _rank_stdouts(logs) if mode in LAUNCHED else [result.stdout]
     seen = [_seen(p) for p in _per_process(run_dir, "seen")]
     weights = [json.loads(p.read_text()) for p in _per_process(run_dir, "weights")]

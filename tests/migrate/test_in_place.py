@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from _terminal import default_sigint
 from _trees import snapshot
 
 from torchport.migrate import in_place
@@ -37,12 +38,6 @@ def _git(root: Path, *args: str) -> None:
 
 def _stray(root: Path) -> list[str]:
     return [str(p.relative_to(root)) for p in root.rglob(f"{in_place.TEMPORARY_PREFIX}*")]
-
-
-def _default_sigint() -> None:
-    """(In the child: Ctrl-C as a terminal gives it, even where this process ignores SIGINT, as
-    one started in the background does.)"""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture
@@ -117,7 +112,7 @@ def test_a_signal_mid_run_leaves_each_file_as_it_was_or_migrated(tmp_path, how):
     reports = tmp_path / "reports"
     process = subprocess.Popen(
         [sys.executable, "-m", "torchport", "migrate", str(src), "--in-place", "-o", str(reports), "-t", "cpu", "-j", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 60
     while not (reports / "torchport_report").exists() and time.monotonic() < deadline:  # work has started

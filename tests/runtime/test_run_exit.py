@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from _terminal import default_sigint
+
 import torchport
 
 RUN = [sys.executable, "-m", "torchport", "run", "--target", "cpu"]
@@ -91,17 +93,11 @@ def _environment(**changes) -> dict:
     return environment
 
 
-def _default_sigint() -> None:
-    """A shell's background job inherits SIGINT ignored, and python then never raises
-    KeyboardInterrupt: give the child the default disposition, as in a terminal."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _signalled(directory: Path, signum: int) -> subprocess.CompletedProcess:
     """Run a program that waits after saying it is ready; send it `signum` once it is."""
     (directory / "wait.py").write_text('import time\nprint("ready", flush=True)\ntime.sleep(60)\n')
     process = subprocess.Popen([*RUN, "wait.py"], cwd=directory, env=_environment(), text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_sigint)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_sigint)
     try:
         ready = process.stdout.readline()
         process.send_signal(signum)
