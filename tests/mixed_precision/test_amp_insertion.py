@@ -76,6 +76,25 @@ def test_a_script_with_mixed_precision_of_its_own_gets_no_second(own: str) -> No
     assert "scaler.scale(" not in text and not amp_rows(findings)
 
 
+@pytest.mark.parametrize("shard", [
+    pytest.param(("from torch.distributed.fsdp import fully_shard", "fully_shard(model)"), id="FSDP2"),
+    pytest.param(("from torch.distributed.fsdp import FullyShardedDataParallel as FSDP", "model = FSDP(model)"),
+                 id="FSDP1"),
+])
+@pytest.mark.parametrize("target, amp", [("npu", "torch"), ("npu", "apex"), ("cpu", "torch")])
+def test_a_model_sharded_with_fsdp_keeps_its_step_and_gets_fsdps_policy_named(shard, target, amp) -> None:
+    """FSDP's mixed precision is its own policy (and FSDP1 needs its ShardedGradScaler): a
+    GradScaler or amp.initialize around its step is not the form it documents."""
+    imported, wrapped = shard
+    source = textwrap.dedent(STEP).lstrip().replace("import torch\n", f"import torch\n{imported}\n", 1)
+    source = source.replace("    optimizer = torch.optim", f"    {wrapped}\n    optimizer = torch.optim", 1)
+    text, findings = migrated(source, target, amp)
+    assert "scale" not in text and "autocast" not in text and "amp" not in text
+    notes = [f for f in amp_rows(findings) if f.code == "TP500"]
+    assert len(notes) == 1 and notes[0].start_line == source.splitlines().index("        loss.backward()") + 1
+    assert "MixedPrecisionPolicy" in notes[0].message and not [f for f in amp_rows(findings) if f.code != "TP500"]
+
+
 def test_evaluation_only_code_is_left_alone() -> None:
     source = """
     import torch

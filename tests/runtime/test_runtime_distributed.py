@@ -8,14 +8,16 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from torchport.runtime.patch_distributed import map_backend
+from torchport.apis.distributed import map_backend
 
 
 @pytest.mark.parametrize(
     "given, device_type, backend, expected",
     [("nccl", "cpu", "gloo", "gloo"), ("NCCL", "cpu", "gloo", "gloo"), ("gloo", "cpu", "gloo", None),
-     ("cuda:nccl,cpu:gloo", "cpu", "gloo", "cpu:gloo"),
-     ("cuda:nccl,cpu:gloo", "xpu", "xccl", "xpu:xccl,cpu:gloo"), (None, "cpu", "gloo", None)],
+     ("cuda:nccl,cpu:gloo", "cpu", "gloo", "gloo"),
+     ("cuda:nccl,cpu:gloo", "xpu", "xccl", "xpu:xccl,cpu:gloo"), (None, "cpu", "gloo", None),
+     ("cuda:nccl,cpu:gloo", "mps", "gloo", "gloo"),  # (gloo serves the CPU's tensors only)
+     ("cpu:gloo,cuda:nccl", "npu", "hccl", "cpu:gloo,npu:hccl"), ("cpu:gloo", "npu", "hccl", None)],
 )
 def test_map_backend(given, device_type, backend, expected):
     assert map_backend(given, backend, device_type) == expected
@@ -52,6 +54,29 @@ def test_a_process_group_bound_to_a_cuda_device_runs_unbound_on_the_cpu(runtime_
         total = torch.ones(2, device="cuda")
         dist.all_reduce(total)
         assert total.tolist() == [1.0, 1.0]
+    finally:
+        dist.destroy_process_group()
+
+
+def test_a_backend_per_device_and_a_cuda_device_mesh_shard_a_model_on_the_cpu(runtime_on, tmp_path):
+    """torchtitan's set-up: "cuda:nccl,cpu:gloo", a mesh on "cuda" and FSDP2's fully_shard onto it.
+    torch would set a CUDA device for the mesh and find no NCCL."""
+    session = runtime_on("cpu")
+    from torch.distributed.device_mesh import init_device_mesh  # (as the script imports it: under the run)
+    from torch.distributed.fsdp import fully_shard
+
+    dist.init_process_group("cuda:nccl,cpu:gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        mesh = init_device_mesh("cuda", (1,), mesh_dim_names=("dp",))
+        assert mesh.device_type == "cpu"
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 2, device="cuda")
+        fully_shard(model, mesh=mesh)
+        model(torch.ones(3, 4, device="cuda")).sum().backward()
+        assert model.weight.grad.to_local().shape == (2, 4)
+        logged = [verdict.describe() for _, verdict in session.log.sites]
+        assert "torch.distributed.device_mesh.init_device_mesh('cuda') -> " \
+               "torch.distributed.device_mesh.init_device_mesh('cpu') [same]" in logged
     finally:
         dist.destroy_process_group()
 

@@ -14,7 +14,7 @@ import torch
 import torchport.optim
 from torchport.runtime.calllog import CallLog
 from torchport.runtime.devices import dialect_of
-from torchport.runtime.patch_distributed import map_backend
+from torchport.runtime.patch_distributed import dialect_backend
 from torchport.runtime.patch_memory import _copy_visible_devices
 from torchport.targets import get
 from torchport.targets.npu import TARGET as NPU
@@ -172,9 +172,9 @@ def test_the_profiler_is_torchs_with_the_targets_activity(npu_session):
 
 def test_hccl_and_the_npus_visible_devices_read_as_nccl_and_cudas(npu_session, monkeypatch):
     dialects = npu_session.mapper.dialects
-    assert map_backend(NPU.dist_backend.strip('"'), "gloo", "cpu", dialects) == "gloo"
-    assert map_backend(f"{DEVICE}:{NPU.dist_backend.strip(chr(34))},cpu:gloo", "gloo", "cpu", dialects) == "cpu:gloo"
-    assert map_backend("mpi", "gloo", "cpu", dialects) is None
+    assert dialect_backend(NPU.dist_backend.strip('"'), "gloo", "cpu", dialects) == "gloo"
+    assert dialect_backend(f"{DEVICE}:{NPU.dist_backend.strip(chr(34))},cpu:gloo", "gloo", "cpu", dialects) == "gloo"
+    assert dialect_backend("mpi", "gloo", "cpu", dialects) is None
     monkeypatch.setenv(NPU.visible_devices_env, "2,3")
     monkeypatch.delenv("ZE_AFFINITY_MASK", raising=False)
     xpu = types.SimpleNamespace(target=get("xpu"), log=CallLog(None, "#"), set_env=monkeypatch.setenv)

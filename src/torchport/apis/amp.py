@@ -44,6 +44,14 @@ OWN_MIXED_PRECISION = re.compile(
     rb"autocast|GradScaler|\.half\(|bfloat16|float16|\bapex\b|\bamp\.|mixed_precision|\bAccelerator\b"
     rb"|\bdeepspeed\b|\blightning\b|\bTrainer\(|\bprecision\s*=|\bfp16\b|\bbf16\b")
 
+# What shards a model with FSDP (FSDP2's `fully_shard`, FSDP1's class): its mixed precision is FSDP's
+# own policy, which casts the sharded parameters and reduces the gradients in its dtype; autocast
+# and torch.amp's GradScaler around it are not the form FSDP documents (FSDP1 needs its
+# ShardedGradScaler), so `--amp` names the policy instead of adding them.
+FSDP_SHARDS = re.compile(r"\bfully_shard\b|\bFullyShardedDataParallel\b")
+FSDP_PRECISION = ("fully_shard(..., mp_policy=MixedPrecisionPolicy(param_dtype=..., reduce_dtype=torch.float32)) "
+                  "or FullyShardedDataParallel(..., mixed_precision=MixedPrecision(...))")
+
 # What clips gradients (torch.nn.utils', by its last name: timm's and the scripts' own helpers are
 # named after it): a GradScaler's gradients are unscaled before any of them reads them.
 GRADIENT_CLIPS = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm")

@@ -9,9 +9,14 @@ from __future__ import annotations
 from torchport.apis.devices import Presence, device_presence
 
 CUDA_DIST_BACKEND = "nccl"
+CUDA_DEVICE = "cuda"
+HOST_BACKEND = "gloo"  # the collective library every build has, which serves the CPU's tensors
 NCCL_ENUM = "torch.distributed.Backend.NCCL"
 # The calls that make a process group, each taking the backend (first, or as `backend=`).
 PROCESS_GROUPS = ("init_process_group", "new_group")
+
+# The call that makes a device mesh (FSDP2's, tensor parallelism's) on a device type, its first argument.
+MAKES_MESH = "init_device_mesh"
 
 # DistributedDataParallel, as torch.nn.parallel exports it and where it is defined.
 DDP_CLASSES = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"})
@@ -61,3 +66,39 @@ def sync_batchnorm(target) -> Presence:
     """Whether `convert_sync_batchnorm(m)` converts on `target`: SyncBatchNorm runs on CUDA-like
     devices only (DDP refuses it on CPU modules), so elsewhere the model keeps its BatchNorm."""
     return device_presence(target)
+
+
+def map_backend(value, backend: str, device_type: str, backends=(CUDA_DIST_BACKEND,), devices=(CUDA_DEVICE,)):
+    """`value` as a process group's backend on a target whose collective library is `backend` on
+    `device_type`, or None where it names none of `backends` (nor a device of `devices`).
+
+    "nccl" becomes `backend`; a backend per device, "cuda:nccl,cpu:gloo" (torchtitan's, which
+    gives the CPU's tensors gloo), keeps the CPU's pair and gives `device_type` its own
+    ("npu:hccl,cpu:gloo"; "gloo" where gloo is the target's)."""
+    if not isinstance(value, str):
+        return None
+    backends = {name.lower() for name in backends}
+    if value.lower() in backends:
+        return backend
+    if ":" not in value:
+        return None
+    pairs: dict[str, str] = {}
+    changed = False
+    for part in value.split(","):
+        device, _, name = part.strip().partition(":")
+        if not (device.isidentifier() and name.isidentifier()):  # ("cuda:1" is a device, not a backend)
+            return None
+        if device in devices or name.lower() in backends:
+            device, name, changed = device_type if device in devices else device, backend, True
+        pairs.setdefault(device, name)
+    if not changed:
+        return None
+    if set(pairs.values()) == {HOST_BACKEND}:  # (gloo for every device is gloo; and it serves only the CPU's tensors)
+        return HOST_BACKEND
+    return ",".join(f"{device}:{name}" for device, name in pairs.items())
+
+
+# Where the target's backend is an expression (the device-agnostic target's
+# `get_default_backend_for_device(DEVICE_TYPE)`), a backend per device becomes None: torch then
+# gives each device of the build its default backend, which is what the pairs spelled out.
+EACH_DEVICES_DEFAULT = "None"

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from torchport.apis.amp import GRADIENT_CLIPS, OWN_MIXED_PRECISION
+from torchport.apis.amp import FSDP_PRECISION, FSDP_SHARDS, GRADIENT_CLIPS, OWN_MIXED_PRECISION
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import (BLOCKS, Edits, Read, calls, code, is_docstring, is_future_import, is_import_line,
                                         walk)
@@ -77,6 +77,11 @@ def insert(text: str, mode: str) -> Inserted:
     steps, changes = _steps(found, optimizers)
     if not steps:
         return Inserted(text, changes, 0)
+    if (sharded := FSDP_SHARDS.search(text)) is not None:
+        why = (f"the model is sharded with {sharded.group(0)}, whose mixed precision is its own: "
+               f"{FSDP_PRECISION}")
+        return Inserted(text, changes + [Change(found.line(s.backward), found.line(s.backward), NOTE, Operation.NOTE,
+                                                f"not given mixed precision: {why}") for s in steps], 0)
     made, why = _made(found, {s.optimizer for s in steps}, optimizers, mode)
     if not made:
         line = found.line(steps[0].backward)

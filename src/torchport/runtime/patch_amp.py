@@ -30,7 +30,7 @@ def install(session) -> None:
                                         _device_type_keyword(session, f"{TORCH_AMP}.{name}", original))
     for name in STATE_QUERIES:
         original = getattr(torch, name)
-        session.book.replace(torch, name, _device_type_first(session, f"torch.{name}", original))
+        session.book.replace(torch, name, device_type_first(session, f"torch.{name}", original))
 
 
 def _patch_autocast(session, autocast) -> None:
@@ -102,7 +102,7 @@ def _device_type_keyword(session, api: str, original):
     return wrapper
 
 
-def _device_type_first(session, api: str, original):
+def device_type_first(session, api: str, original):
     """torch.is_autocast_enabled("cuda") and friends: the device type is the first argument.
     torch itself asks about CUDA's own state (torch.compile saves and restores every device's
     autocast state around a compilation) and gets the true answer, as with torch.device("cuda")."""

@@ -1,5 +1,5 @@
-"""`init_process_group("nccl")`, `new_group(backend="nccl")`, `DistributedDataParallel(device_ids=...)`
-and `DataParallel`.
+"""`init_process_group("nccl")`, `new_group(backend="nccl")`, `DistributedDataParallel(device_ids=...)`,
+`DataParallel` and `init_device_mesh("cuda", ...)`.
 
 "nccl" becomes the target's `dist_backend` (evaluated here: "gloo" on the CPU); device_ids and
 output_device are dropped where the target says DDP takes none (`ddp_device_ids`, and always on the
@@ -13,7 +13,10 @@ import functools
 import inspect
 import warnings
 
-from torchport.apis.distributed import GROUP_DEVICE_KEYWORD, PROCESS_GROUPS, ddp_device_ids, process_group_device
+from torchport.apis.distributed import (
+    GROUP_DEVICE_KEYWORD, MAKES_MESH, PROCESS_GROUPS, ddp_device_ids, map_backend, process_group_device,
+)
+from torchport.runtime.patch_amp import device_type_first
 from torchport.runtime.devices import CUDA
 from torchport.targets.devices import is_host
 from torchport.targets.verdict import Kind, Verdict
@@ -37,27 +40,23 @@ def install(session) -> None:
         wrapper = _backend_mapper(session, f"torch.distributed.{name}", original, backend)
         session.book.replace_everywhere((torch.distributed, c10d), name, original, wrapper)
     _patch_ddp(session, parallel.DistributedDataParallel)
+    _patch_device_mesh(session, torch)
 
 
-def map_backend(value, backend: str, device_type: str, dialects=(CUDA,)):
-    """The target's backend string for `value` ("nccl", "cuda:nccl,cpu:gloo"), or None if no CUDA
-    (nor any other dialect's: "hccl", "npu:hccl" where the stand-in torch_npu is served)."""
-    if not isinstance(value, str):
-        return None
-    backends = {dialect.dist_backend for dialect in dialects}
-    devices = {dialect.device_type for dialect in dialects}
-    if value.lower() in backends:
-        return backend
-    if ":" not in value:
-        return None
-    pairs: dict[str, str] = {}
-    changed = False
-    for part in value.split(","):
-        device, _, name = part.strip().partition(":")
-        if device in devices or name.lower() in backends:
-            device, name, changed = device_type if device in devices else device, backend, True
-        pairs.setdefault(device, name)
-    return ",".join(f"{d}:{n}" for d, n in pairs.items()) if changed else None
+def _patch_device_mesh(session, torch) -> None:
+    """`init_device_mesh("cuda", ...)` makes its mesh on the target's device type (torch would
+    set a CUDA device for each rank, and FSDP2's `fully_shard` shards onto the mesh's device)."""
+    import torch.distributed.device_mesh as device_mesh
+
+    original = device_mesh.init_device_mesh
+    wrapper = device_type_first(session, f"torch.distributed.device_mesh.{MAKES_MESH}", original)
+    session.book.replace_everywhere((torch.distributed, device_mesh), MAKES_MESH, original, wrapper)
+
+
+def dialect_backend(value, backend: str, device_type: str, dialects=(CUDA,)):
+    """`map_backend` for the dialects a script may be written in (CUDA's; the NPU's where the
+    stand-in torch_npu is served: "hccl", "npu:hccl")."""
+    return map_backend(value, backend, device_type, {d.dist_backend for d in dialects}, {d.device_type for d in dialects})
 
 
 def _backend_mapper(session, api: str, original, backend: str):
@@ -71,7 +70,7 @@ def _backend_mapper(session, api: str, original, backend: str):
     def wrapper(*args, **kwargs):
         bound = signature.bind_partial(*args, **kwargs)
         given = bound.arguments.get("backend")
-        new = map_backend(given, backend, session.device_type, session.mapper.dialects)
+        new = dialect_backend(given, backend, session.device_type, session.mapper.dialects)
         if new is not None:
             if given not in verdicts:
                 verdicts[given] = Verdict(f"{api}(backend={given!r})", Kind.SAME, f"{api}(backend={new!r})")

@@ -130,6 +130,47 @@ CASES = [
         },
         id="single quotes, with init_method",
     ),
+    pytest.param(
+        "import torch.distributed as dist\n"
+        'dist.init_process_group(backend="cuda:nccl,cpu:gloo")\n'
+        'GLOO_FIRST = "cpu:gloo,cuda:nccl"\n'
+        'MESH = "cuda:0"\n',
+        {
+            "npu": (
+                "import torch.distributed as dist\n"
+                "import torch_npu\n"
+                'dist.init_process_group(backend="npu:hccl,cpu:gloo")\n'
+                'GLOO_FIRST = "cpu:gloo,npu:hccl"\n'
+                'MESH = "npu:0"\n'
+            ),
+            "xpu": (
+                "import torch.distributed as dist\n"
+                'dist.init_process_group(backend="xpu:xccl,cpu:gloo")\n'
+                'GLOO_FIRST = "cpu:gloo,xpu:xccl"\n'
+                'MESH = "xpu:0"\n'
+            ),
+            "mps": (
+                "import torch.distributed as dist\n"
+                'dist.init_process_group(backend="gloo")\n'
+                'GLOO_FIRST = "gloo"\n'
+                'MESH = "mps"\n'
+            ),
+            "cpu": (
+                "import torch.distributed as dist\n"
+                'dist.init_process_group(backend="gloo")\n'
+                'GLOO_FIRST = "gloo"\n'
+                'MESH = "cpu"\n'
+            ),
+            "accelerator": TORCH + (
+                "import torch.distributed as dist\n"
+                'DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'
+                "dist.init_process_group(backend=None)\n"
+                'GLOO_FIRST = None\n'
+                'MESH = f"{DEVICE_TYPE}:0"\n'
+            ),
+        },
+        id="a backend per device (torchtitan's): the target's pair; gloo serves only the CPU; each device's default on accelerator",
+    ),
 ]
 
 

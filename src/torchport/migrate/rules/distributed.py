@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from torchport.apis.devices import Presence
 from torchport.apis.distributed import (
-    BINDS_DEVICE, CUDA_DIST_BACKEND, DDP_CLASSES, DEVICE_POSITIONS, GROUP_DEVICE_KEYWORD, NCCL_ENUM, ddp_device_ids,
-    process_group_device,
+    BINDS_DEVICE, CUDA_DEVICE, CUDA_DIST_BACKEND, DDP_CLASSES, DEVICE_POSITIONS, EACH_DEVICES_DEFAULT, GROUP_DEVICE_KEYWORD,
+    NCCL_ENUM, ddp_device_ids, map_backend, process_group_device,
 )
 from torchport.migrate.rules.base.device_exprs import quoted, string_value
 from torchport.migrate.rules.base.nodes import parse_expression, source_of
@@ -20,14 +22,17 @@ NCCL_PROBE = "torch.distributed.is_nccl_available"
 
 class DistributedBackendRule(Rule):
     """Replace the NCCL backend (`"nccl"` or `"NCCL"` anywhere it is a whole string, `dist.Backend.NCCL`)
-    with the target's collective library: hccl, xccl, gloo, or the device's default backend."""
+    with the target's collective library: hccl, xccl, gloo, or the device's default backend; and a
+    backend per device ("cuda:nccl,cpu:gloo") with the target's pair ("npu:hccl,cpu:gloo", "gloo"
+    where gloo serves the target, None on the device-agnostic target: each device's default)."""
 
     code = "TP006"
     order = 100
     mentions = rb"nccl|NCCL"
     reads = (NCCL_ENUM, NCCL_PROBE)
     title = "nccl backend"
-    readme = """`nccl` (and `NCCL`) → `hccl`, `xccl`, `gloo`, or the device's default backend"""
+    readme = """`nccl` (and `NCCL`) → `hccl`, `xccl`, `gloo`, or the device's default backend; `"cuda:nccl,cpu:gloo"` →
+    `"npu:hccl,cpu:gloo"`, `"gloo"`, or `None` (each device's default)"""
     sample = 'import torch.distributed as dist\ndist.init_process_group(backend="nccl")\n'
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
@@ -44,8 +49,16 @@ class DistributedBackendRule(Rule):
         self.change(node, lambda _: new, f"ask for the {self.target.name} backend instead of nccl", needs=backend)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
-        if string_value(node) in (CUDA_DIST_BACKEND, CUDA_DIST_BACKEND.upper()) and not isinstance(self.parent(node), cst.Expr):
+        value = string_value(node)
+        if isinstance(self.parent(node), cst.Expr) or not isinstance(value, str):
+            return
+        if value in (CUDA_DIST_BACKEND, CUDA_DIST_BACKEND.upper()):
             self._replace(node)
+        elif (source := _per_device_backend(value, self.target)) is not None:
+            new = parse_expression(source)
+            if isinstance(new, cst.SimpleString):
+                new = quoted(node, new.evaluated_value)
+            self.change(node, lambda _: new, f"give each device its backend on {self.target.name}: {source}")
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
         if self.qualified_name(node) == NCCL_ENUM:
@@ -57,6 +70,18 @@ class DistributedBackendRule(Rule):
         if isinstance(new, cst.SimpleString) and isinstance(node, cst.SimpleString):
             new = quoted(node, new.evaluated_value)  # 'nccl' -> 'gloo', in the file's own quotes
         self.change(node, lambda _: new, f"replace the nccl backend with {backend}", needs=backend)
+
+
+def _per_device_backend(value: str, target) -> str | None:
+    """The source of what `value`, a backend per device ("cuda:nccl,cpu:gloo"), becomes on
+    `target`, or None where it is no such string."""
+    if ":" not in value or map_backend(value, CUDA_DIST_BACKEND, CUDA_DEVICE) is None:
+        return None
+    try:
+        backend = ast.literal_eval(target.dist_backend)
+    except ValueError:  # (an expression: the device-agnostic target's)
+        return EACH_DEVICES_DEFAULT
+    return repr(map_backend(value, backend, target.device_type))
 
 
 class DdpDeviceIdsRule(Rule):

@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from torchport.apis.amp import AMP_PREFIX, AUTOCAST, DEVICE_FIRST, GRAD_SCALER, TORCH_AMP
+from torchport.apis.amp import AMP_PREFIX, AUTOCAST, DEVICE_FIRST, FSDP_PRECISION, FSDP_SHARDS, GRAD_SCALER, TORCH_AMP
 from torchport.findings import Operation
 from torchport.migrate.rules.base.device_exprs import device_expression
 from torchport.migrate.rules.base.training_step import TRAINING_STEP, TrainingStepRule
@@ -34,12 +34,16 @@ class MixedPrecisionAdvice(TrainingStepRule):
 
     def leave_Module(self, original_node: cst.Module) -> None:  # noqa: N802
         trains_in_float32 = self.first_backward is not None and not MIXED_PRECISION.search(self.context.whole_source)
-        if trains_in_float32 and self.context.first_time(self.code):  # (the file's first backward, in any piece)
-            self.report(self.first_backward, Operation.PERFORMANCE,
-                        f"this step trains in float32: on {self.target.name} the matrix units run float16/bfloat16; "
-                        f"wrap the forward in {amp_call(self.target, AUTOCAST)} with a {amp_call(self.target, GRAD_SCALER)} "
-                        "(migrate --amp torch writes it)",
-                        api=AUTOCAST)
+        if not (trains_in_float32 and self.context.first_time(self.code)):  # (the file's first backward, in any piece)
+            return
+        if FSDP_SHARDS.search(self.context.whole_source.decode("utf-8", "replace")):
+            how = f"give FSDP a mixed precision policy: {FSDP_PRECISION}"
+        else:
+            how = (f"wrap the forward in {amp_call(self.target, AUTOCAST)} with a {amp_call(self.target, GRAD_SCALER)} "
+                   "(migrate --amp torch writes it)")
+        self.report(self.first_backward, Operation.PERFORMANCE,
+                    f"this step trains in float32: on {self.target.name} the matrix units run float16/bfloat16; {how}",
+                    api=AUTOCAST)
 
 
 def amp_call(target, name: str) -> str:

@@ -1,0 +1,86 @@
+"""A torchtitan-style FSDP2 trainer (fsdp2/train.py: a process group with "cuda:nccl,cpu:gloo" and a
+device id, a device mesh on "cuda", fully_shard per block and the root, fused AdamW), #37's first
+"Done when": under torchrun with two processes it trains after `migrate` to cpu and to accelerator
+(on this CPU host) and under `run --target cpu`, with the losses of the same script written by hand
+for gloo (fsdp2/train_gloo.py); its npu output uses hccl and names only what torch_npu has."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from _processes import execute
+from _torchrun import transient
+from torchport.targets.surface import NPU_SURFACE, names
+
+pytestmark = pytest.mark.fidelity  # two torchrun launches of two processes per mode
+
+HERE = Path(__file__).resolve().parent / "fsdp2"
+BIN = Path(sys.executable).parent
+TORCHPORT = [str(BIN / "torchport")] if (BIN / "torchport").exists() else [sys.executable, "-m", "torchport.cli"]
+TORCHRUN = shutil.which("torchrun", path=str(BIN)) or "torchrun"
+TIMEOUT_S = 120
+LOSS = re.compile(r"^step (\d+) loss (\d+\.\d+)$", re.MULTILINE)
+STEPS = 8
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("TORCHPORT_TARGET", None)
+    env.update(OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
+    return env
+
+
+def _torchrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    command = [TORCHRUN, "--standalone", "--nproc_per_node", "2", *args]
+    for _attempt in (1, 2):  # (a launch that failed on its own, not on the script, is tried once more)
+        result = execute(command, cwd, _env(), TIMEOUT_S)
+        if result.returncode == 0 or not transient(result.stderr):
+            break
+    return result
+
+
+def _losses(result: subprocess.CompletedProcess) -> list[tuple[int, str]]:
+    story = f"{' '.join(map(str, result.args))}\nexit {result.returncode}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    assert result.returncode == 0 and "FINAL" in result.stdout, story
+    losses = [(int(step), loss) for step, loss in LOSS.findall(result.stdout)]
+    assert [step for step, _ in losses] == list(range(STEPS)), story  # (rank 0 alone prints them)
+    return losses
+
+
+def _migrated(target: str, tmp_path: Path) -> Path:
+    out = tmp_path / target
+    result = subprocess.run([*TORCHPORT, "migrate", str(HERE / "train.py"), "-o", str(out), "--target", target, "--quiet"],
+                            capture_output=True, text=True, env=_env(), timeout=TIMEOUT_S)
+    assert result.returncode == 0, result.stderr
+    return out / "train.py"
+
+
+@pytest.fixture(scope="module")
+def by_hand(tmp_path_factory) -> list[tuple[int, str]]:
+    return _losses(_torchrun([str(HERE / "train_gloo.py")], tmp_path_factory.mktemp("by_hand")))
+
+
+@pytest.mark.parametrize("target", ["cpu", "accelerator"])
+def test_the_migrated_trainer_gives_the_losses_of_the_one_written_for_gloo(target, tmp_path, by_hand):
+    script = _migrated(target, tmp_path)
+    assert _losses(_torchrun([str(script)], script.parent)) == by_hand
+
+
+def test_the_trainer_under_run_gives_the_losses_of_the_one_written_for_gloo(tmp_path, by_hand):
+    script = tmp_path / "train.py"
+    shutil.copy(HERE / "train.py", script)
+    assert _losses(_torchrun(["-m", "torchport", "run", "--target", "cpu", str(script)], tmp_path)) == by_hand
+
+
+def test_the_npu_output_uses_hccl_and_only_names_torch_npu_has(tmp_path):
+    text = _migrated("npu", tmp_path).read_text()
+    assert 'backend="npu:hccl,cpu:gloo"' in text and 'init_device_mesh("npu"' in text and "cuda" not in text
+    used = set(re.findall(r"\btorch\.npu\.(\w+)", text))
+    assert used and used <= set(names(NPU_SURFACE, "torch.npu"))
