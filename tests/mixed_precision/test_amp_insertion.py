@@ -199,6 +199,21 @@ def test_apex_with_apply_affinity_drives_ascends_fused_optimizer_through_amp() -
         loss.backward()
         optimizer.step()
     """, "is made only under `if args.sgd:`", id="an optimizer made under an if alone"),
+    pytest.param("""
+    import torch
+
+    def make_optim(model, lr):
+        optim = torch.optim.SGD(params=model.parameters(), lr=lr, momentum=0.9)
+        return optim
+
+    model = torch.nn.Linear(4, 2).cuda()
+    for it, x in enumerate(loader):
+        optim = make_optim(model, 0.1 * (1 - it / 100) ** 0.9)
+        loss = model(x.cuda()).sum()
+        optim.zero_grad()
+        loss.backward()
+        optim.step()
+    """, "optim is made anew inside a loop", id="an optimizer made anew each iteration (RCF's poly rate)"),
 ])
 def test_a_step_whose_gradients_are_used_without_the_scaler_is_left_in_float32(source: str, why: str) -> None:
     text, findings = migrated(source)
@@ -235,6 +250,56 @@ def test_a_step_whose_gradients_are_used_without_the_scaler_is_left_in_float32(s
             optimizer.step()
     """, '        optimizer = torch.optim.Adam(model.parameters())\n    model, optimizer = amp.initialize(',
         id="an optimizer chosen by if/elif with no else"),
+    pytest.param("""
+    import torch
+
+    def main(name):
+        model = torch.nn.Linear(4, 2).cuda()
+        if name == "sgd":
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        elif name == "adam":
+            optimizer = torch.optim.Adam(model.parameters())
+        else:
+            raise NotImplementedError(name)
+        for x in loader:
+            loss = model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+    """, '        raise NotImplementedError(name)\n    model, optimizer = amp.initialize(',
+        id="an optimizer chosen by if/elif whose else raises (nested UNet's)"),
+    pytest.param("""
+    import sys
+    import torch
+
+    def main(name):
+        model = torch.nn.Linear(4, 2).cuda()
+        if name == "sgd":
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        else:
+            print("unknown optimizer", name)
+            sys.exit(1)
+        for x in loader:
+            loss = model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+    """, '        sys.exit(1)\n    model, optimizer = amp.initialize(',
+        id="an optimizer whose else ends the script"),
+    pytest.param("""
+    import torch
+
+    def make_optimizer(model):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        return optimizer
+
+    def main():
+        model = torch.nn.Linear(4, 2).cuda()
+        optimizer = make_optimizer(model)
+        for x in loader:
+            loss = model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+    """, '    optimizer = make_optimizer(model)\n    model, optimizer = amp.initialize(',
+        id="an optimizer from a factory of the file: after the call, once"),
     pytest.param("""
     import torch
 
@@ -315,3 +380,4 @@ def test_apex_placement_follows_the_modelzoo_ports(source: str, expected: str) -
     text, findings = migrated(source, "npu", "apex")
     expected = expected.replace(".cuda()", ".npu()")  # (written in CUDA's dialect, then migrated)
     assert expected in text and "with amp.scale_loss(loss, optimizer) as scaled_loss:" in text
+    assert text.count("amp.initialize(") == 1  # (apex refuses an optimizer passed through it twice)

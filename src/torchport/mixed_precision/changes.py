@@ -8,7 +8,7 @@ TORCH, APEX, OFF = "torch", "apex", "off"
 MODES = (TORCH, APEX, OFF)
 
 CODES = {
-    "TP501": "amp: a training step's backward and step under loss scaling, its forward under autocast",
+    "TP501": "amp: a training step's backward and step under loss scaling (its forward under autocast, or apex's O2 model)",
     "TP502": "amp: the loss scaler (or amp.initialize) where the optimizer is made",
     "TP503": "amp: the scaler's state saved beside the optimizer's",
     "TP500": "amp: training steps left in float32, and why",

@@ -35,6 +35,7 @@ SETTINGS = frozenset({"args", "opt", "opts", "hyp", "cfg", "config", "conf", "pa
 # apex's arguments per mode: the ModelZoo form (O2, a static loss scale, combined gradients on
 # Ascend's apex), or O1 with a dynamic scale, which the conversion writes as torch.amp's defaults.
 ARGUMENTS = {APEX: 'opt_level="O2", loss_scale=128.0, combine_grad=True', "torch": 'opt_level="O1"'}
+EXITS = ("sys.exit", "exit", "quit", "os._exit")  # (a branch that ends the script reaches no step)
 
 
 class Step(NamedTuple):
@@ -175,6 +176,7 @@ def _made(found: Read, stepped: set[str], optimizers: set[str], mode: str) -> tu
     """Where each stepped optimizer is made, with its model: the optimizers of that name, or every
     optimizer the file makes where the step names a parameter (`def train(..., optimizer)`)."""
     wanted = stepped & optimizers or optimizers
+    factories = _optimizer_factories(found)
     made = []
     for call in calls(found.module):
         if not is_optimizer_call(found, call):
@@ -184,9 +186,14 @@ def _made(found: Read, stepped: set[str], optimizers: set[str], mode: str) -> tu
         if not (isinstance(assign, cst.Assign) and assign.value is call and code(assign.targets[0].target) in wanted):
             continue
         name = code(assign.targets[0].target)
+        if _factory_called(found, statement, name, factories):
+            continue  # (amp goes where the factory's optimizer is bound: once)
         condition = _made_only_if(found, statement, name)
         if condition is not None:
             return [], f"{name} is made only under `if {condition}:` (amp would need it in every branch)"
+        if _in_loop(found, statement):
+            return [], (f"{name} is made anew inside a loop (each iteration), and amp takes an optimizer once: "
+                        "make it once before the loop (setting its learning rate each step), then migrate again")
         model = _model_of(found, call)
         if model is None:
             return [], f"the model {name} trains is not known ({code(call.func)}(...) is given no model.parameters())"
@@ -199,6 +206,39 @@ def _made(found: Read, stepped: set[str], optimizers: set[str], mode: str) -> tu
     if not made:
         return [], f"{', '.join(sorted(stepped))} is made in another file: add AMP where it is made and stepped"
     return made, ""
+
+
+def _optimizer_factories(found: Read) -> set[str]:
+    """The names of the file's functions whose result is bound like an optimizer where they are
+    called (`optim = make_optim(model, lr)`)."""
+    called = set()
+    for call in calls(found.module):
+        if isinstance(call.func, cst.Name) and is_optimizer_call(found, call):
+            statement = found.statement_of(call)
+            assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+            if isinstance(assign, cst.Assign) and assign.value is call:
+                called.add(call.func.value)
+    return called
+
+
+def _factory_called(found: Read, statement: cst.BaseStatement, name: str, factories: set[str]) -> bool:
+    """Whether `statement` makes the optimizer a factory returns (`def make_optim(...): optim = SGD(...);
+    return optim`) and the file calls that factory: amp.initialize goes after the call, not in it too
+    (apex refuses an optimizer passed through it twice)."""
+    scope = found.scope_of(statement)
+    if not (isinstance(scope, cst.FunctionDef) and scope.name.value in factories):
+        return False
+    return any(isinstance(n, cst.Return) and n.value is not None and code(n.value) == name for n in _walk_statement(scope.body))
+
+
+def _in_loop(found: Read, statement: cst.BaseStatement) -> bool:
+    """Whether `statement` runs in a loop of its function (or of the module)."""
+    node = found.parent(statement)
+    while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+        if isinstance(node, (cst.For, cst.While)):
+            return True
+        node = found.parent(node)
+    return False
 
 
 def _unwrapped(found: Read, anchor: cst.BaseStatement, optimizer: str, model: str) -> Made:
@@ -286,11 +326,21 @@ def _every_branch_assigns(branch: cst.If, name: str) -> bool:
     (`if args.opt == "sgd": ... elif args.opt == "adam": ...`: another value fails at its step anyway)."""
     branches = 0
     while isinstance(branch, cst.If):
-        if not _assigns(branch.body, name):
+        if not _assigns_or_leaves(branch.body, name):
             return False
         branches += 1
         branch = branch.orelse
-    return _assigns(branch.body, name) if branch is not None else branches > 1
+    return _assigns_or_leaves(branch.body, name) if branch is not None else branches > 1
+
+
+def _assigns_or_leaves(block: cst.BaseSuite, name: str) -> bool:
+    """A branch that makes `name`, or one that never reaches the step (`else: raise NotImplementedError`,
+    `return`, `sys.exit(1)`)."""
+    last = block.body[-1] if block.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    exits = isinstance(last, cst.Expr) and isinstance(last.value, cst.Call) and code(last.value.func) in EXITS
+    return isinstance(last, (cst.Raise, cst.Return)) or exits or _assigns(block, name)
 
 
 def is_main_guard(statement: cst.CSTNode) -> bool:
