@@ -6,6 +6,8 @@ chosen where a process group is made: `init_process_group(backend)` and `new_gro
 
 from __future__ import annotations
 
+import re
+
 from torchport.apis.devices import Presence, device_presence
 
 CUDA_DIST_BACKEND = "nccl"
@@ -14,6 +16,11 @@ HOST_BACKEND = "gloo"  # the collective library every build has, which serves th
 NCCL_ENUM = "torch.distributed.Backend.NCCL"
 # The calls that make a process group, each taking the backend (first, or as `backend=`).
 PROCESS_GROUPS = ("init_process_group", "new_group")
+
+# NCCL's settings in the environment: NCCL's own (NCCL_DEBUG, NCCL_P2P_DISABLE, NCCL_SOCKET_IFNAME)
+# and those of torch's NCCL process group (TORCH_NCCL_ASYNC_ERROR_HANDLING). A target that uses
+# another collective library names its twins (`Target.collective_settings`); the rest do nothing there.
+NCCL_SETTING = re.compile(r"(?:TORCH_)?NCCL_[A-Z0-9_]*[A-Z0-9]")
 
 # The call that makes a device mesh (FSDP2's, tensor parallelism's) on a device type, its first argument.
 MAKES_MESH = "init_device_mesh"

@@ -33,7 +33,7 @@ from torchport import targets
 from torchport.errors import is_internal_error
 from torchport.findings import Finding, Operation
 from torchport.migrate.selection import ALL_PREFIX, RuleSelection
-from torchport.migrate import in_place
+from torchport.migrate import in_place, shell_settings
 from torchport.migrate.source import FileResult
 from torchport.migrate.suppression import SKIP_REASON
 from torchport.migrate.progress import progress_for
@@ -402,6 +402,8 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
     documentation: dict[str, Path] = {}  # shell scripts and markdown: where --distributed finds command lines
     names: set[str] = set()  # every name the tree takes in OUT
     copies: list[tuple[Path, str]] = []  # the other files: (input file, name in OUT)
+    scripts: dict[str, Path] = {}  # shell scripts whose NCCL settings the target renames or notes
+    target = targets.get(options.target)
     for source in sources:
         tree = scan(source.path, options.selection)
 
@@ -424,8 +426,13 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
                 documentation[named(relative)] = source.base / relative
             if relative.suffix == ".py":
                 python[named(relative)] = source.base / relative
+            elif shell_settings.applies(relative.name, target) and options.choices().rules.allows(shell_settings.CODE):
+                scripts[named(relative)] = source.base / relative
             elif writer is not None:
                 copies.append((source.base / relative, named(relative)))
+    for name, origin in scripts.items():  # (small: read here; the copies, if unchanged, go with the others)
+        if not _launch_script(origin, name, target, outcome, options, writer) and writer is not None:
+            copies.append((origin, name))
     outcome.python_files = len(python)
     jobs = (Job(name, data) for name, origin in python.items() if (data := _read(origin, name, outcome)) is not None)
     progress = progress_for(len(python), options.progress)
@@ -439,6 +446,25 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
         progress.done()
     if outcome.distributed:
         _launchers(outcome, options, writer, names, documentation)
+
+
+def _launch_script(origin: Path, name: str, target, outcome: Outcome, options: Options, writer: Writer | None) -> bool:
+    """A shell script's NCCL settings (shell_settings.py): its rows, and the script written where
+    one was renamed. False where nothing changed (it is then copied like the other files)."""
+    data = _documentation(origin)
+    if data is None:
+        return False
+    text, findings = shell_settings.migrate_script(data, name, target)
+    outcome.findings += findings
+    result = FileResult(text.encode(), findings)
+    if not result.changed:
+        return False
+    outcome.changed.append(name)
+    if options.diff:
+        outcome.diffs.append(_unified_diff(name, origin.read_bytes(), result.source))
+    if writer is not None:
+        writer.write(origin, name, result)
+    return True
 
 
 def _launchers(outcome: Outcome, options: Options, writer: Writer | None, names: set[str], documentation: dict[str, Path]) -> None:

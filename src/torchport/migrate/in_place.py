@@ -1,7 +1,7 @@
 """`migrate --in-place`: SRC rewritten where it lies, one whole file at a time.
 
 The one exception to "the input is read-only": the user asked for it. Even then only the Python
-files a rule changes are touched, each replaced whole (a new file beside it, moved over it with
+files a rule changes (and the launch scripts whose NCCL settings it renames) are touched, each replaced whole (a new file beside it, moved over it with
 `os.replace`, its mode kept), so an error, a Ctrl-C or a crash leaves every file either as it was
 or as migrated, and no temporary file behind. The other files are not copied anywhere, links are
 left as they are, the reports go to a folder outside SRC, and a launcher (--distributed) is only

@@ -49,6 +49,7 @@ TARGET = Target(
     device_function="accelerator_device",
     launch=Launch(count=f"torch.accelerator.device_count() or {HOST_PROCESSES}"),  # (none: the CPU stands in)
     dist_backend="torch.distributed.get_default_backend_for_device(DEVICE_TYPE)",
+    collective_settings=None,  # (NCCL is its collective library where it runs on a GPU)
     ddp_device_ids=True,
     # torch's own on a CUDA build, which splits the batch over the GPUs (or, with none, only wraps
     # the module); one device elsewhere. (Not `DEVICE_TYPE == "cuda"`: a comparison with "cuda" is

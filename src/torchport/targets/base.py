@@ -133,6 +133,10 @@ class Target:
     # What nn.parallel.data_parallel(module, inputs) becomes (torch's finds no device off CUDA).
     data_parallel_apply: str = fallbacks.ONE_DEVICE_APPLY
     visible_devices_env: str | None = None  # what CUDA_VISIBLE_DEVICES becomes (None: report only)
+    # NCCL's environment settings (apis.distributed.NCCL_SETTING) -> the target's collective library's
+    # twins; a setting without one does nothing there (a row says so). None: NCCL may be the
+    # collective library here (the device-agnostic target on a GPU), so they are left as they are.
+    collective_settings: dict[str, str] | None = field(default_factory=dict)
     launch: Launch = field(default_factory=Launch)  # what run_distributed.sh needs (launch.py)
     float16_autocast: str | None = None  # what autocast's float16 becomes (None: kept)
     host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events); needs HostEvent

@@ -23,6 +23,7 @@ TARGET = Target(
     tensor_method="cuda",
     storage_method="cuda",
     dist_backend='"nccl"',
+    collective_settings=None,  # (its own)
     visible_devices_env="CUDA_VISIBLE_DEVICES",
     launch=Launch(count="torch.cuda.device_count()"),
     profiler_activity="CUDA",

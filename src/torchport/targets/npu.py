@@ -28,6 +28,19 @@ TARGET = Target(
     setup_import="torch_npu",
     dist_backend='"hccl"',
     visible_devices_env="ASCEND_RT_VISIBLE_DEVICES",
+    # NCCL's settings with an HCCL twin of the same meaning and values: torch_npu's environment variable
+    # reference (docs/zh/environment_variable_reference: HCCL_ASYNC_ERROR_HANDLING, HCCL_DESYNC_DEBUG),
+    # its ProcessGroupHCCL.hpp (HCCL_BLOCKING_WAIT), CANN's (HCCL_SOCKET_IFNAME). NCCL_DEBUG, the P2P,
+    # InfiniBand and shared-memory switches and the buffer size (bytes there, MB in HCCL) have none.
+    collective_settings={
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING": "HCCL_ASYNC_ERROR_HANDLING",
+        "NCCL_ASYNC_ERROR_HANDLING": "HCCL_ASYNC_ERROR_HANDLING",
+        "TORCH_NCCL_BLOCKING_WAIT": "HCCL_BLOCKING_WAIT",
+        "NCCL_BLOCKING_WAIT": "HCCL_BLOCKING_WAIT",
+        "TORCH_NCCL_DESYNC_DEBUG": "HCCL_DESYNC_DEBUG",
+        "NCCL_DESYNC_DEBUG": "HCCL_DESYNC_DEBUG",
+        "NCCL_SOCKET_IFNAME": "HCCL_SOCKET_IFNAME",
+    },
     # as ModelZoo's test/train_full_8p.sh launchers set them
     launch=Launch(
         count="torch.npu.device_count()",
