@@ -146,6 +146,31 @@ def test_every_query_has_an_answer_on_the_cpu(runtime_on):
         torch.cuda.nvtx.range_pop()
 
 
+def test_the_capability_is_cudas_pair_on_the_device_agnostic_target(runtime_on):
+    """torch.accelerator.get_device_capability answers a dict: CUDA code unpacks (major, minor)."""
+    runtime_on("accelerator")
+    major, minor = torch.cuda.get_device_capability()
+    assert (major, minor) == (0, 0) and torch.cuda.get_device_capability(0)[0] < 8
+
+
+def test_a_replacement_that_answers_none_gives_the_verdicts_value(runtime_on, monkeypatch):
+    """torch_npu's get_device_capability answers None unless TORCH_NPU_DEVICE_CAPABILITY is set:
+    the npu verdict's or_value stands in (shown here with the cpu target's device module)."""
+    import dataclasses
+
+    from torchport import targets
+
+    npu = targets.get("npu").verdict("torch.cuda.get_device_capability")
+    assert npu.or_value == "(0, 0)" and npu.replacement == "torch.npu.get_device_capability"
+    cpu = targets.get("cpu")
+    stand_in = dataclasses.replace(npu, replacement="torch.cpu.current_device")  # (a replacement answering a value)
+    verdict = type(cpu).verdict
+    monkeypatch.setattr(type(cpu), "verdict", lambda self, api: stand_in if api == npu.api else verdict(self, api))
+    monkeypatch.setattr(torch.cpu, "current_device", lambda *args: None)
+    runtime_on("cpu")
+    assert torch.cuda.get_device_capability() == (0, 0)
+
+
 @pytest.mark.parametrize("target", ["cpu", "accelerator"])
 def test_mem_get_info_is_the_hosts_memory_asked_anew_on_every_call(runtime_on, target, monkeypatch):
     runtime_on(target)

@@ -81,6 +81,18 @@ def test_a_backend_per_device_and_a_cuda_device_mesh_shard_a_model_on_the_cpu(ru
         dist.destroy_process_group()
 
 
+def test_fsdp1_on_the_cpu_says_why_and_what_runs_there(runtime_on):
+    """torch refuses FSDP1 without an accelerator from deep in its set-up: the script's call says so."""
+    from torchport.runtime import UnsupportedOnTarget
+
+    session = runtime_on("cpu")
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    with pytest.raises(UnsupportedOnTarget, match=r"FullyShardedDataParallel is not supported on target cpu: .*fully_shard"):
+        FullyShardedDataParallel(torch.nn.Linear(2, 2))
+    assert any(v.api.endswith("FullyShardedDataParallel") for _, v in session.log.sites)
+
+
 def test_data_parallel_on_one_device_is_a_pass_through(runtime_on):
     runtime_on("cpu")
     model = torch.nn.Linear(3, 2)

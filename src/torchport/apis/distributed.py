@@ -22,6 +22,14 @@ PROCESS_GROUPS = ("init_process_group", "new_group")
 # another collective library names its twins (`Target.collective_settings`); the rest do nothing there.
 NCCL_SETTING = re.compile(r"(?:TORCH_)?NCCL_[A-Z0-9_]*[A-Z0-9]")
 
+# FSDP1, as torch.distributed.fsdp exports it and where it is defined. It needs an accelerator: torch
+# refuses the CPU ("FSDP needs a non-CPU accelerator device"), where FSDP2's fully_shard runs.
+FSDP_MODULE = "torch.distributed.fsdp"
+FSDP1_CLASSES = frozenset({f"{FSDP_MODULE}.FullyShardedDataParallel",
+                           "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel"})
+FSDP1_WITHOUT_DEVICE = ("FSDP1 (FullyShardedDataParallel) needs an accelerator: torch refuses the CPU; shard with "
+                        "FSDP2's fully_shard(model) (torch.distributed.fsdp), or wrap with DistributedDataParallel")
+
 # The call that makes a device mesh (FSDP2's, tensor parallelism's) on a device type, its first argument.
 MAKES_MESH = "init_device_mesh"
 

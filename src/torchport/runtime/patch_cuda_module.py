@@ -155,8 +155,20 @@ def _action(session, api: str, name: str, original):
         act = functools.partial(replacement, session.device_type)
     if verdict.index_first:
         act = _taking_any_device(act)
+    if verdict.or_value is not None:
+        act = _or_value(act, session.evaluate(verdict.or_value))
     also = (replacement,) if isinstance(replacement, type) else ()
     return verdict, act, also
+
+
+def _or_value(function, value):
+    """`function`, answering `value` where it answers None (torch_npu's capability, unset)."""
+
+    def call(*args, **kwargs):
+        answer = function(*args, **kwargs)
+        return value if answer is None else answer
+
+    return call
 
 
 def _taking_any_device(function):

@@ -14,8 +14,10 @@ import inspect
 import warnings
 
 from torchport.apis.distributed import (
-    GROUP_DEVICE_KEYWORD, MAKES_MESH, PROCESS_GROUPS, ddp_device_ids, map_backend, process_group_device,
+    FSDP1_WITHOUT_DEVICE, FSDP_MODULE, GROUP_DEVICE_KEYWORD, MAKES_MESH, PROCESS_GROUPS, ddp_device_ids, map_backend,
+    process_group_device,
 )
+from torchport.runtime.after_import import after_import
 from torchport.runtime.patch_amp import device_type_first
 from torchport.runtime.devices import CUDA
 from torchport.targets.devices import is_host
@@ -41,6 +43,24 @@ def install(session) -> None:
         session.book.replace_everywhere((torch.distributed, c10d), name, original, wrapper)
     _patch_ddp(session, parallel.DistributedDataParallel)
     _patch_device_mesh(session, torch)
+    if is_host(session.device_type):
+        after_import(FSDP_MODULE, lambda fsdp: _refuse_fsdp1(session, fsdp.FullyShardedDataParallel), session.book)
+
+
+def _refuse_fsdp1(session, fsdp1) -> None:
+    """FSDP1 on the CPU: torch refuses it deep in its set-up; the script's call says why, and what
+    runs there instead."""
+    from torchport.runtime import UnsupportedOnTarget
+
+    api = f"{FSDP_MODULE}.{fsdp1.__name__}"
+    verdict = Verdict(api, Kind.UNSUPPORTED, None, FSDP1_WITHOUT_DEVICE)
+    message = f"{api} is not supported on target {session.target.name}: {FSDP1_WITHOUT_DEVICE}"
+
+    def __init__(self, *args, **kwargs):
+        session.log.note(verdict)
+        raise UnsupportedOnTarget(message)
+
+    session.book.replace(fsdp1, "__init__", __init__)
 
 
 def _patch_device_mesh(session, torch) -> None:

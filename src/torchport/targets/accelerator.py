@@ -8,8 +8,8 @@ from torchport.targets.base import Target
 from torchport.targets.launch import HOST_PROCESSES, Launch
 from torchport.targets.cpu import CPU_BF16
 from torchport.apis.legacy_types import legacy_tensor_types
-from torchport.targets.fallbacks import (HOST_DEVICE_COUNT, HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, ONE_DEVICE_APPLY,
-                                         ONE_DEVICE_DATA_PARALLEL, host_event_class)
+from torchport.targets.fallbacks import (CAPABILITY, HOST_DEVICE_COUNT, HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, ONE_DEVICE_APPLY,
+                                         NO_CAPABILITY, ONE_DEVICE_DATA_PARALLEL, host_event_class)
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import adapted, noop
 
@@ -77,6 +77,10 @@ TARGET = Target(
             ("torch.cuda.get_device_properties",
              adapted("torch.cuda.get_device_properties", "torch.get_device_module(DEVICE_TYPE).get_device_properties",
                      f"the accelerator's, only when {GUARD}; else the host's", guard=GUARD, value=HOST_PROPERTIES)),
+            _renamed(CAPABILITY, f"torch.get_device_module(DEVICE_TYPE).{CAPABILITY}",
+                     f"CUDA's (major, minor) on a GPU; {NO_CAPABILITY} elsewhere, as on the host (torch.accelerator's and "
+                     "torch.xpu's answer a dict of properties, torch_npu's None)",
+                     guard=f"torch.version.cuda is not None and {GUARD}", value=NO_CAPABILITY),
             _renamed("mem_get_info", "torch.accelerator.get_memory_info", f"(free, total): the accelerator's, only when {GUARD}; "
                      "else the host's", guard=GUARD, value=HOST_MEMORY),
             _renamed("Stream", "torch.Stream", "torch's device-generic stream, on DEVICE_TYPE", device_first=True),

@@ -137,6 +137,9 @@ class Target:
     # twins; a setting without one does nothing there (a row says so). None: NCCL may be the
     # collective library here (the device-agnostic target on a GPU), so they are left as they are.
     collective_settings: dict[str, str] | None = field(default_factory=dict)
+    # torch.backends flags CUDA reads (`torch.backends.cuda.matmul.allow_tf32`) -> the target's twin,
+    # set in their place; the others are noted as having no effect (TP009).
+    backend_flags: dict[str, str] = field(default_factory=dict)
     launch: Launch = field(default_factory=Launch)  # what run_distributed.sh needs (launch.py)
     float16_autocast: str | None = None  # what autocast's float16 becomes (None: kept)
     host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events); needs HostEvent
@@ -182,7 +185,7 @@ class Target:
         for field_name in EXPRESSION_FIELDS:
             _check_source(self.name, field_name, getattr(self, field_name), "eval")
         for api, verdict in self.overrides.items():
-            for part in ("replacement", "guard", "value"):
+            for part in ("replacement", "guard", "value", "or_value"):
                 _check_source(self.name, f"{api} {part}", getattr(verdict, part), "eval")
 
     @property

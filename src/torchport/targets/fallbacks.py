@@ -199,6 +199,11 @@ QUERY_VALUES = {
     "mem_get_info": HOST_MEMORY,
 }
 QUERY_NOTES = {"get_device_properties": "its properties", "mem_get_info": "its free and total memory"}
+# CUDA's compute capability is (major, minor); torch.xpu's and torch.accelerator's get_device_capability
+# answer a dict of the device's properties, torch_npu's None unless TORCH_NPU_DEVICE_CAPABILITY is set
+# (its docstring): `major, minor = ...` and `...[0] >= 8` need CUDA's answer, so they get (0, 0) there.
+CAPABILITY = "get_device_capability"
+NO_CAPABILITY = QUERY_VALUES[CAPABILITY]
 
 # Profiler annotations (`torch.cuda.nvtx`): nothing records them off CUDA, so they do nothing.
 NVTX = "torch.cuda.nvtx."

@@ -3,6 +3,8 @@
 from torchport.apis.apex import ASCEND_APEX
 from torchport.targets import advice
 from torchport.targets.base import Target
+from torchport.targets.fallbacks import CAPABILITY, NO_CAPABILITY
+from torchport.targets.verdict import adapted
 from torchport.targets.launch import Launch, Setting
 from torchport.targets.kernels import Kernels
 from functools import lru_cache
@@ -48,6 +50,15 @@ TARGET = Target(
                           "(faster where the host is the bottleneck, more device memory)"),),
         bind_cores=True,
     ),
+    # TF32's twins: HF32, torch_npu's reduced-precision float32 for matmul and convolution (Ascend's docs;
+    # torch.npu.matmul and torch.npu.conv are in the surface)
+    backend_flags={"torch.backends.cuda.matmul.allow_tf32": "torch.npu.matmul.allow_hf32",
+                   "torch.backends.cudnn.allow_tf32": "torch.npu.conv.allow_hf32"},
+    overrides={
+        f"torch.cuda.{CAPABILITY}": adapted(f"torch.cuda.{CAPABILITY}", f"torch.npu.{CAPABILITY}",
+                                            "torch_npu answers None unless TORCH_NPU_DEVICE_CAPABILITY is set: "
+                                            f"{NO_CAPABILITY} then, CUDA's pre-Ampere path", or_value=NO_CAPABILITY),
+    },
     advice=advice.NPU,
     # torch.profiler records no NPU work: torch_npu's profiler, with torch's API, does
     profiler_module="torch_npu.profiler",

@@ -24,6 +24,7 @@ class Verdict:
     guard: str | None = None  # call the replacement only when this expression is true, else `value`
     device_first: bool = False  # the replacement takes the device type as its first argument
     index_first: bool = False  # the replacement takes an index where CUDA's takes any device (index, device, name)
+    or_value: str | None = None  # the replacement may answer None (torch_npu's capability): this stands in then
 
     def describe(self) -> str:
         """One line for reports and the run-time log: `torch.cuda.x -> torch.npu.x [same]`."""

@@ -421,12 +421,12 @@ CASES = [
             "npu": TORCH_NPU + (
                 "props = torch.npu.get_device_properties(0)\n"
                 "free, total = torch.npu.mem_get_info()\n"
-                "major, minor = torch.npu.get_device_capability()\n"
+                "major, minor = (torch.npu.get_device_capability() or (0, 0))\n"
             ),
             "xpu": TORCH + (
                 "props = torch.xpu.get_device_properties(0)\n"
                 "free, total = torch.xpu.mem_get_info()\n"
-                "major, minor = torch.xpu.get_device_capability()\n"
+                "major, minor = (0, 0)\n"
             ),
             "mps": (
                 "import os\n"
@@ -535,10 +535,12 @@ CASES = [
                 "\n"
                 "props = (torch.get_device_module(DEVICE_TYPE).get_device_properties(0) if torch.accelerator.is_available() else host_properties())\n"
                 "free, total = (torch.accelerator.get_memory_info() if torch.accelerator.is_available() else host_memory_info())\n"
-                "major, minor = (torch.accelerator.get_device_capability() if torch.accelerator.is_available() else (0, 0))\n"
+                "major, minor = (torch.get_device_module(DEVICE_TYPE).get_device_capability() "
+                "if torch.version.cuda is not None and torch.accelerator.is_available() else (0, 0))\n"
             ),
         },
-        id="properties, memory info and capability: the host's answer where there is no device",
+        id="properties, memory info and capability: the host's answer where there is no device; (0, 0) where the "
+           "capability is no (major, minor): torch_npu's None, torch.xpu's and torch.accelerator's dict",
     ),
     pytest.param(
         TORCH + (

@@ -1,5 +1,5 @@
 """TP009, `torch.backends.cudnn.<flag> = ...` and `torch.backends.cuda.<flag> = ...` have no effect
-off CUDA: left in place (harmless), each noted."""
+off CUDA: left in place (harmless), each noted; TF32's flags set HF32's on npu."""
 
 import pytest
 
@@ -14,6 +14,23 @@ CASES = [
             "default": UNCHANGED,
         },
         id="torch.backends.cudnn.benchmark = True",
+    ),
+    pytest.param(
+        TORCH + (
+            "import torch.backends.cudnn as cudnn\n"
+            "torch.backends.cuda.matmul.allow_tf32 = True\n"
+            "cudnn.allow_tf32 = args.tf32\n"
+        ),
+        {
+            "npu": TORCH + (
+                "import torch.backends.cudnn as cudnn\n"
+                "import torch_npu\n"
+                "torch.npu.matmul.allow_hf32 = True\n"
+                "torch.npu.conv.allow_hf32 = args.tf32\n"
+            ),
+            "default": UNCHANGED,
+        },
+        id="TF32's flags: HF32's on npu (matmul, convolution)",
     ),
 ]
 
@@ -32,6 +49,7 @@ ROWS = [
             "torch.backends.cuda.matmul.allow_tf32 = True\n"
         ),
         {
+            "npu": [("TP009", 3, "NOTE"), ("TP009", 4, "MODIFY")],
             "default": [("TP009", 3, "NOTE"), ("TP009", 4, "NOTE")],
         },
         id="an aliased cudnn module and a torch.backends.cuda flag",

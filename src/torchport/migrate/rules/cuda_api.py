@@ -256,7 +256,7 @@ class CudaApiRule(ApiReferenceRule):
 
         as_index = self._as_index(call) if verdict.index_first else None
 
-        def redirected(updated: cst.Call) -> cst.Call:
+        def called(updated: cst.Call) -> cst.Call:
             new = updated.with_changes(func=replacement)
             if verdict.device_first:
                 return with_arguments(new, before=[cst.Arg(parse_expression(device))])
@@ -265,6 +265,12 @@ class CudaApiRule(ApiReferenceRule):
                 new = new.with_changes(args=[first.with_changes(value=parse_expression(as_index(source_of(first.value)))),
                                              *updated.args[1:]])
             return new.with_changes(args=[]) if verdict.drop_args else new
+
+        def redirected(updated: cst.Call) -> cst.BaseExpression:
+            if verdict.or_value is None:
+                return called(updated)
+            return cst.BooleanOperation(left=called(updated), operator=cst.Or(), right=parse_expression(verdict.or_value),
+                                        lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
         index = as_index("0") if as_index is not None else ""  # (what the index's new spelling needs)
         if verdict.guard is None or (verdict.guard == self.target.guard and self.guarded_already(call)):

@@ -3,7 +3,7 @@ import torch.backends.cudnn as cudnn
 import torch_npu
 
 cudnn.benchmark = True
-torch.backends.cuda.matmul.allow_tf32 = True
+torch.npu.matmul.allow_hf32 = True
 torch.npu.synchronize()
 n = torch.npu.device_count()
 scaler = torch.npu.amp.GradScaler()

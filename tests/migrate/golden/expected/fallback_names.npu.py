@@ -15,6 +15,6 @@ if isinstance(x, torch.npu.FloatTensor):
 labels = torch.npu.LongTensor([1, 0])
 half = x.type(torch.npu.HalfTensor, non_blocking=True)
 dtype = 'bfloat16' if torch.npu.is_available() and torch.npu.is_bf16_supported() else 'float16'
-major, minor = torch.npu.get_device_capability()
+major, minor = (torch.npu.get_device_capability() or (0, 0))
 with contextlib.nullcontext():
     y = x * 2

@@ -14,6 +14,6 @@ if isinstance(x, torch.Tensor) and x.device.type == "xpu" and x.dtype == torch.f
 labels = torch.LongTensor([1, 0]).to("xpu")
 half = x.to("xpu", torch.float16, non_blocking=True)
 dtype = 'bfloat16' if torch.xpu.is_available() and torch.xpu.is_bf16_supported() else 'float16'
-major, minor = torch.xpu.get_device_capability()
+major, minor = (0, 0)
 with contextlib.nullcontext():
     y = x * 2
