@@ -2,7 +2,8 @@
 device id, a device mesh on "cuda", fully_shard per block and the root, fused AdamW), #37's first
 "Done when": under torchrun with two processes it trains after `migrate` to cpu and to accelerator
 (on this CPU host) and under `run --target cpu`, with the losses of the same script written by hand
-for gloo (fsdp2/train_gloo.py); its npu output uses hccl and names only what torch_npu has."""
+for gloo (fsdp2/train_gloo.py); its npu output uses hccl, renames or reports each NCCL setting and
+names only what torch_npu has."""
 
 from __future__ import annotations
 
@@ -79,8 +80,12 @@ def test_the_trainer_under_run_gives_the_losses_of_the_one_written_for_gloo(tmp_
     assert _losses(_torchrun(["-m", "torchport", "run", "--target", "cpu", str(script)], tmp_path)) == by_hand
 
 
-def test_the_npu_output_uses_hccl_and_only_names_torch_npu_has(tmp_path):
-    text = _migrated("npu", tmp_path).read_text()
+def test_the_npu_output_uses_hccl_maps_or_reports_each_nccl_setting_and_only_names_torch_npu_has(tmp_path):
+    script = _migrated("npu", tmp_path)
+    text = script.read_text()
     assert 'backend="npu:hccl,cpu:gloo"' in text and 'init_device_mesh("npu"' in text and "cuda" not in text
+    assert '"HCCL_ASYNC_ERROR_HANDLING"' in text  # (TORCH_NCCL_ASYNC_ERROR_HANDLING's twin)
+    notes = (script.parent / "torchport_report" / "notes.csv").read_text()
+    assert '"NCCL_DEBUG"' in text and "NCCL_DEBUG configures NCCL" in notes  # (no twin: left, with a row)
     used = set(re.findall(r"\btorch\.npu\.(\w+)", text))
     assert used and used <= set(names(NPU_SURFACE, "torch.npu"))

@@ -151,6 +151,16 @@ def test_the_capability_is_cudas_pair_on_the_device_agnostic_target(runtime_on):
     runtime_on("accelerator")
     major, minor = torch.cuda.get_device_capability()
     assert (major, minor) == (0, 0) and torch.cuda.get_device_capability(0)[0] < 8
+    assert torch.cuda.is_bf16_supported() is True  # (the host's answer: torch.cpu has no such query)
+
+
+
+def test_the_targets_own_code_gets_torchs_answers(runtime_on):
+    """A definition of the target's (device_bf16_supported) asks the device module itself: on a GPU
+    that is the patched torch.cuda's, which must not send it back to the definition (recursion)."""
+    session = runtime_on("cpu")
+    assert torch.cuda.is_available() is True  # (the script's answer on the cpu target)
+    assert session.evaluate("torch.cuda.is_available()") is False  # (torch's own, to the target's code)
 
 
 def test_a_replacement_that_answers_none_gives_the_verdicts_value(runtime_on, monkeypatch):

@@ -54,6 +54,10 @@ def caller(depth: int):
 
 
 HONEST, SCRIPT, OURS = "honest", "script", "torchport"
+# The module name the target's definitions run under (choose.evaluate): code written for the target,
+# as a migrated file has it, so its torch.cuda calls get torch's own answers (device_bf16_supported
+# asks the real torch.cuda.is_bf16_supported on a GPU, not the patch that called it).
+TARGET_CODE = "<torchport target>"
 
 
 class CallerSorter:
@@ -85,6 +89,8 @@ class CallerSorter:
         return None if top_package(frame) in self.honest else frame
 
     def _sort(self, frame) -> str:
+        if frame.f_globals.get("__name__") == TARGET_CODE:
+            return HONEST
         package = top_package(frame)
         if package == "torchport":
             return OURS

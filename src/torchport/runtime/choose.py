@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
+from torchport.runtime.callers import TARGET_CODE
 from torchport.targets.base import definitions_used, modules_used
 from torchport.targets.devices import HOST_DEVICE_TYPE, is_host
 
@@ -67,7 +68,7 @@ def device_type_of(target) -> str:
 def evaluate(expression: str, device_type: str, definitions: dict[str, str] | None = None):
     """Evaluate one of the target's source expressions (dist_backend, guard, ...) here and now,
     with the target's `definitions` that it names (DEVICE_TYPE is the device type resolved here)."""
-    namespace = {"DEVICE_TYPE": device_type}
+    namespace = {"DEVICE_TYPE": device_type, "__name__": TARGET_CODE}
     definitions = definitions or {}
     statements = [definitions[name] for name in definitions_used(definitions, expression) if name not in namespace]
     for source in [*statements, expression]:

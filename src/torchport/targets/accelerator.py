@@ -19,6 +19,11 @@ DEVICE_FUNCTION = '''def accelerator_device(device=None):
     index = device if device is None or isinstance(device, int) else torch.device(device).index
     return torch.device(DEVICE_TYPE, index)'''
 
+BF16_FUNCTION = '''def device_bf16_supported(*args, **kwargs):
+    """torch.cuda.is_bf16_supported() on DEVICE_TYPE: its module's answer (torch.mps and torch.cpu have none: True)."""
+    query = getattr(torch.get_device_module(DEVICE_TYPE), "is_bf16_supported", None)
+    return query(*args, **kwargs) if query is not None else True'''
+
 
 def _renamed(name: str, replacement: str, note: str, **extra):
     api = f"torch.cuda.{name}"
@@ -40,6 +45,8 @@ TARGET = Target(
         "TENSOR_TYPES": 'TENSOR_TYPES = torch.get_device_module(DEVICE_TYPE) if hasattr(torch.get_device_module(DEVICE_TYPE), "FloatTensor") else torch',
         # what x.cuda(device) moves to, for a device of a kind the rewrite cannot tell
         "accelerator_device": DEVICE_FUNCTION,
+        # torch.cuda.is_bf16_supported() asked of the device type's module, where it has the query
+        "device_bf16_supported": BF16_FUNCTION,
         # autocast where it is faster than float32: on any accelerator; on the CPU it falls back
         # to, only where that CPU computes bfloat16 natively (as the cpu target decides)
         "CPU_BF16": CPU_BF16,
@@ -77,6 +84,9 @@ TARGET = Target(
             ("torch.cuda.get_device_properties",
              adapted("torch.cuda.get_device_properties", "torch.get_device_module(DEVICE_TYPE).get_device_properties",
                      f"the accelerator's, only when {GUARD}; else the host's", guard=GUARD, value=HOST_PROPERTIES)),
+            _renamed("is_bf16_supported", "device_bf16_supported",
+                     "the device's own answer (CUDA's is False before Ampere, where a script picks float16); "
+                     "True where its module has no such query (mps, the host's torch.cpu)"),
             _renamed(CAPABILITY, f"torch.get_device_module(DEVICE_TYPE).{CAPABILITY}",
                      f"CUDA's (major, minor) on a GPU; {NO_CAPABILITY} elsewhere, as on the host (torch.accelerator's and "
                      "torch.xpu's answer a dict of properties, torch_npu's None)",

@@ -774,9 +774,20 @@ CASES = [
             "xpu": TORCH + "dtype = 'bfloat16' if torch.xpu.is_available() and torch.xpu.is_bf16_supported() else 'float16'\n",
             "mps": TORCH + "dtype = 'bfloat16' if torch.backends.mps.is_available() else 'float16'\n",
             "cpu": TORCH + "dtype = 'bfloat16' if torch.cpu.is_available() else 'float16'\n",
-            "accelerator": TORCH + "dtype = 'bfloat16' if torch.accelerator.is_available() else 'float16'\n",
+            "accelerator": TORCH + (
+                'DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'
+                "\n"
+                "\n"
+                "def device_bf16_supported(*args, **kwargs):\n"
+                '    """torch.cuda.is_bf16_supported() on DEVICE_TYPE: its module\'s answer (torch.mps and torch.cpu have none: True)."""\n'
+                '    query = getattr(torch.get_device_module(DEVICE_TYPE), "is_bf16_supported", None)\n'
+                "    return query(*args, **kwargs) if query is not None else True\n"
+                "\n"
+                "\n"
+                "dtype = 'bfloat16' if torch.accelerator.is_available() and device_bf16_supported() else 'float16'\n"
+            ),
         },
-        id="a capability test in a conditional expression",
+        id="a capability test in a conditional expression: the device's answer on accelerator (False before Ampere)",
     ),
     pytest.param(
         "import random\n"
