@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.util
 import re
 import sys
 import threading
 
+from torchport.runtime.after_import import hook_import
 from torchport.runtime.calllog import _short
 from torchport.runtime.callers import top_package
 from torchport.runtime.devices import cuda_index
@@ -134,9 +134,13 @@ def _dynamo_sees_torch_unpatched(session) -> None:
         with book.suspended():
             _build_dynamo_tables()
         return
-    finder = _UnpatchedImport("torch._dynamo", book)
-    sys.meta_path.insert(0, finder)
-    book.on_restore(lambda: sys.meta_path.remove(finder) if finder in sys.meta_path else None)
+
+    def unpatched(execute, module) -> None:
+        with book.suspended():
+            execute()
+            _build_dynamo_tables()
+
+    hook_import("torch._dynamo", unpatched, book)
 
 
 # Dynamo's tables made on first use (each a cached function of no arguments) that hold torch's
@@ -170,40 +174,6 @@ def _build_dynamo_tables() -> None:
             found()
         except (ImportError, AttributeError, TypeError):
             continue
-
-
-class _UnpatchedImport:
-    """A meta path finder: the module `name` is executed (imported) with the patches suspended,
-    and Dynamo's lazy tables are built right after; then the finder steps aside."""
-
-    def __init__(self, name: str, book) -> None:
-        self.name, self.book = name, book
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != self.name:
-            return None
-        sys.meta_path.remove(self)  # the real finders find it; and once is enough
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        spec.loader = _SuspendingLoader(spec.loader, self.book)
-        return spec
-
-
-class _SuspendingLoader:
-    def __init__(self, loader, book) -> None:
-        self.loader, self.book = loader, book
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        with self.book.suspended():
-            self.loader.exec_module(module)
-            _build_dynamo_tables()
-
-    def __getattr__(self, name):  # get_source, is_package, ... for tools that ask
-        return getattr(self.loader, name)
 
 
 class ScriptDevices:
