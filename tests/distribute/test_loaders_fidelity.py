@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from _torchrun import transient
+from _torchrun import ATTEMPTS, transient
 from torchport.distribute import Options, distribute_source
 
 pytestmark = pytest.mark.fidelity
@@ -69,11 +69,11 @@ def runs(tmp_path_factory):
 
 
 def _run(command: list[str], env: dict, cwd: Path) -> None:
-    for attempt in (1, 2):
+    for attempt in ATTEMPTS:
         done = subprocess.run(command, env=env, cwd=cwd, timeout=300, capture_output=True, text=True)
         if done.returncode == 0:
             return
-        if attempt == 2 or not transient(done.stderr):
+        if attempt == ATTEMPTS[-1] or not transient(done.stderr):
             raise AssertionError(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-3000:]}")
 
 

@@ -44,7 +44,7 @@ from typing import NamedTuple
 import pytest
 
 from _processes import execute
-from _torchrun import transient
+from _torchrun import ATTEMPTS, transient
 
 pytestmark = pytest.mark.fidelity  # `make fidelity`: too many processes for the unit suite's budget
 
@@ -171,7 +171,7 @@ def _run(name: str, mode: str, migrations: dict, tmp: Path) -> Run:
             return Run(result, [result.stdout], [], [], [])
     else:
         migrated = None
-    for attempt in (1, 2):  # (a launch that failed on its own, not on the script, is tried once more: _torchrun)
+    for attempt in ATTEMPTS:  # (a launch that failed on its own, not on the script, is tried again: _torchrun)
         run_dir = tmp / f"{name}-{mode}" / f"attempt{attempt}"
         work, logs = run_dir / "work", run_dir / "logs"
         work.mkdir(parents=True)

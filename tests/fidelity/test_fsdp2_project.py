@@ -2,7 +2,7 @@
 device id, a device mesh on "cuda", fully_shard per block and the root, fused AdamW), #37's first
 "Done when": under torchrun with two processes it trains after `migrate` to cpu and to accelerator
 (on this CPU host) and under `run --target cpu`, with the losses of the same script written by hand
-for gloo (fsdp2/train_gloo.py); its npu output uses hccl, renames or reports each NCCL setting and
+for gloo (BY_HAND, its lines ported one by one); its npu output uses hccl, renames or reports each NCCL setting and
 names only what torch_npu has."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from _processes import execute
-from _torchrun import transient
+from _torchrun import ATTEMPTS, transient
 from torchport.targets.surface import NPU_SURFACE, names
 
 pytestmark = pytest.mark.fidelity  # two torchrun launches of two processes per mode
@@ -40,7 +40,7 @@ def _env() -> dict[str, str]:
 
 def _torchrun(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     command = [TORCHRUN, "--standalone", "--nproc_per_node", "2", *args]
-    for _attempt in (1, 2):  # (a launch that failed on its own, not on the script, is tried once more)
+    for _attempt in ATTEMPTS:  # (a launch that failed on its own, not on the script, is tried again)
         result = execute(command, cwd, _env(), TIMEOUT_S)
         if result.returncode == 0 or not transient(result.stderr):
             break
@@ -63,9 +63,29 @@ def _migrated(target: str, tmp_path: Path) -> Path:
     return out / "train.py"
 
 
+# train.py as a person ports it to gloo on the CPU, line by line: the losses migrate and run must give.
+BY_HAND = {
+    '    os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"\n': "",
+    '    os.environ.setdefault("NCCL_DEBUG", "WARN")\n': "",
+    '    local_rank = int(os.environ["LOCAL_RANK"])\n': "",
+    '    device = torch.device(f"cuda:{local_rank}")\n': '    device = torch.device("cpu")\n',
+    "    torch.cuda.set_device(device)\n": "",
+    '    dist.init_process_group(backend="cuda:nccl,cpu:gloo", device_id=device)\n': '    dist.init_process_group(backend="gloo")\n',
+    'init_device_mesh("cuda", ': 'init_device_mesh("cpu", ',
+}
+
+
 @pytest.fixture(scope="module")
 def by_hand(tmp_path_factory) -> list[tuple[int, str]]:
-    return _losses(_torchrun([str(HERE / "train_gloo.py")], tmp_path_factory.mktemp("by_hand")))
+    folder = tmp_path_factory.mktemp("by_hand")
+    text = (HERE / "train.py").read_text()
+    for cuda, gloo in BY_HAND.items():
+        assert text.count(cuda) == 1, cuda
+        text = text.replace(cuda, gloo)
+    code = text.split('"""', 2)[2]  # (past the docstring, which says what the script was written for)
+    assert "cuda" not in code and "nccl" not in code.lower()
+    (folder / "train_gloo.py").write_text(text)
+    return _losses(_torchrun([str(folder / "train_gloo.py")], folder))
 
 
 @pytest.mark.parametrize("target", ["cpu", "accelerator"])
