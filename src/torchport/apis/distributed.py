@@ -25,8 +25,8 @@ NCCL_SETTING = re.compile(r"(?:TORCH_)?NCCL_[A-Z0-9_]*[A-Z0-9]")
 # FSDP1, as torch.distributed.fsdp exports it and where it is defined. It needs an accelerator: torch
 # refuses the CPU ("FSDP needs a non-CPU accelerator device"), where FSDP2's fully_shard runs.
 FSDP_MODULE = "torch.distributed.fsdp"
-FSDP1_CLASSES = frozenset({f"{FSDP_MODULE}.FullyShardedDataParallel",
-                           "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel"})
+FSDP1 = f"{FSDP_MODULE}.FullyShardedDataParallel"
+FSDP1_CLASSES = frozenset({FSDP1, f"{FSDP_MODULE}.fully_sharded_data_parallel.FullyShardedDataParallel"})
 FSDP1_WITHOUT_DEVICE = ("FSDP1 (FullyShardedDataParallel) needs an accelerator: torch refuses the CPU; shard with "
                         "FSDP2's fully_shard(model) (torch.distributed.fsdp), or wrap with DistributedDataParallel")
 

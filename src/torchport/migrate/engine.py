@@ -404,6 +404,7 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
     copies: list[tuple[Path, str]] = []  # the other files: (input file, name in OUT)
     scripts: dict[str, Path] = {}  # shell scripts whose NCCL settings the target renames or notes
     target = targets.get(options.target)
+    reads_scripts = options.choices().rules.allows(shell_settings.CODE)
     for source in sources:
         tree = scan(source.path, options.selection)
 
@@ -426,7 +427,7 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
                 documentation[named(relative)] = source.base / relative
             if relative.suffix == ".py":
                 python[named(relative)] = source.base / relative
-            elif shell_settings.applies(relative.name, target) and options.choices().rules.allows(shell_settings.CODE):
+            elif reads_scripts and shell_settings.applies(relative.name, target):
                 scripts[named(relative)] = source.base / relative
             elif writer is not None:
                 copies.append((source.base / relative, named(relative)))

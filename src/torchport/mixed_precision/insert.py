@@ -112,11 +112,17 @@ def _optimizer_names(found: Read) -> set[str]:
     names = set()
     for call in calls(found.module):
         if is_optimizer_call(found, call):
-            statement = found.statement_of(call)
-            assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-            if isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1:
+            assign = _bound(found, call)
+            if assign is not None and len(assign.targets) == 1:
                 names.add(code(assign.targets[0].target))
     return names
+
+
+def _bound(found: Read, call: cst.Call) -> cst.Assign | None:
+    """The statement `name = call(...)` that binds `call`'s result, if that is what holds it."""
+    statement = found.statement_of(call)
+    assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+    return assign if isinstance(assign, cst.Assign) and assign.value is call else None
 
 
 def _looks_like_optimizer(name: str, optimizers: set[str]) -> bool:
@@ -181,10 +187,10 @@ def _made(found: Read, stepped: set[str], optimizers: set[str], mode: str) -> tu
     for call in calls(found.module):
         if not is_optimizer_call(found, call):
             continue
-        statement = found.statement_of(call)
-        assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-        if not (isinstance(assign, cst.Assign) and assign.value is call and code(assign.targets[0].target) in wanted):
+        assign = _bound(found, call)
+        if assign is None or code(assign.targets[0].target) not in wanted:
             continue
+        statement = found.statement_of(call)
         name = code(assign.targets[0].target)
         if _factory_called(found, statement, name, factories):
             continue  # (amp goes where the factory's optimizer is bound: once)
@@ -213,11 +219,8 @@ def _optimizer_factories(found: Read) -> set[str]:
     called (`optim = make_optim(model, lr)`)."""
     called = set()
     for call in calls(found.module):
-        if isinstance(call.func, cst.Name) and is_optimizer_call(found, call):
-            statement = found.statement_of(call)
-            assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-            if isinstance(assign, cst.Assign) and assign.value is call:
-                called.add(call.func.value)
+        if isinstance(call.func, cst.Name) and is_optimizer_call(found, call) and _bound(found, call) is not None:
+            called.add(call.func.value)
     return called
 
 

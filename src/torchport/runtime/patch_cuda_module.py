@@ -134,7 +134,7 @@ def _action(session, api: str, name: str, original):
     if amp and verdict.replacement and verdict.replacement.startswith(f"{TORCH_AMP}."):
         return verdict, _amp_action(session, name, original), ()
     if verdict.kind is Kind.UNSUPPORTED:
-        return verdict, _raiser(session, verdict), ()
+        return verdict, raiser(session, verdict), ()
     if verdict.kind is Kind.NOOP or verdict.replacement is None:
         return verdict, _returner(session, verdict.value), ()
     if verdict.guard and not session.evaluate(verdict.guard):
@@ -146,7 +146,7 @@ def _action(session, api: str, name: str, original):
     replacement = _resolve(verdict.replacement) if named else session.evaluate(verdict.replacement)
     if replacement is None:
         missing = Verdict(api, Kind.UNSUPPORTED, None, f"{verdict.replacement} does not exist in this torch")
-        return missing, _raiser(session, missing), ()
+        return missing, raiser(session, missing), ()
     act = (lambda *args, **kwargs: replacement()) if verdict.drop_args else replacement
     if name == "is_available":  # asked once: a plain answer is what torch.compile can trace
         answer = bool(replacement())
@@ -250,7 +250,7 @@ def _autocast_action(session, real, original):
     return autocast_bound
 
 
-def _raiser(session, verdict):
+def raiser(session, verdict):
     from torchport.runtime import UnsupportedOnTarget
 
     message = f"{verdict.api} is not supported on target {session.target.name}"

@@ -14,11 +14,12 @@ import inspect
 import warnings
 
 from torchport.apis.distributed import (
-    FSDP1_WITHOUT_DEVICE, FSDP_MODULE, GROUP_DEVICE_KEYWORD, MAKES_MESH, PROCESS_GROUPS, ddp_device_ids, map_backend,
+    FSDP1, FSDP1_WITHOUT_DEVICE, FSDP_MODULE, GROUP_DEVICE_KEYWORD, MAKES_MESH, PROCESS_GROUPS, ddp_device_ids, map_backend,
     process_group_device,
 )
 from torchport.runtime.after_import import after_import
 from torchport.runtime.patch_amp import device_type_first
+from torchport.runtime.patch_cuda_module import raiser
 from torchport.runtime.devices import CUDA
 from torchport.targets.devices import is_host
 from torchport.targets.verdict import Kind, Verdict
@@ -50,15 +51,12 @@ def install(session) -> None:
 def _refuse_fsdp1(session, fsdp1) -> None:
     """FSDP1 on the CPU: torch refuses it deep in its set-up; the script's call says why, and what
     runs there instead."""
-    from torchport.runtime import UnsupportedOnTarget
-
-    api = f"{FSDP_MODULE}.{fsdp1.__name__}"
-    verdict = Verdict(api, Kind.UNSUPPORTED, None, FSDP1_WITHOUT_DEVICE)
-    message = f"{api} is not supported on target {session.target.name}: {FSDP1_WITHOUT_DEVICE}"
+    verdict = Verdict(FSDP1, Kind.UNSUPPORTED, None, FSDP1_WITHOUT_DEVICE)
+    refuse = raiser(session, verdict)
 
     def __init__(self, *args, **kwargs):
         session.log.note(verdict)
-        raise UnsupportedOnTarget(message)
+        refuse()
 
     session.book.replace(fsdp1, "__init__", __init__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.apis.distributed import FSDP1_CLASSES, FSDP1_WITHOUT_DEVICE
+from torchport.apis.distributed import FSDP1, FSDP1_CLASSES, FSDP1_WITHOUT_DEVICE
 from torchport.findings import Operation
 from torchport.migrate.rules.base.rule import Rule
 
@@ -35,4 +35,4 @@ class Fsdp1WithoutDeviceRule(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         if self.qualified_name(node.func) in FSDP1_CLASSES:
-            self.report(node, Operation.UNSUPPORTED, FSDP1_WITHOUT_DEVICE, api="torch.distributed.fsdp.FullyShardedDataParallel")
+            self.report(node, Operation.UNSUPPORTED, FSDP1_WITHOUT_DEVICE, api=FSDP1)
