@@ -37,6 +37,32 @@ ROWS = [
         id="a step under autocast gets no mixed-precision row (TP101), still the launch rows (TP107)",
     ),
     pytest.param(
+        "from lightning.fabric import Fabric\n"
+        'fabric = Fabric(accelerator="cuda", precision="bf16-mixed")\n'
+        "for x, y in loader:\n"
+        "    loss = model(x).sum()\n"
+        "    fabric.backward(loss)\n"
+        "    optimizer.step()\n",
+        {
+            "npu": [("TP107", 5, "PERFORMANCE"), ("TP107", 5, "PERFORMANCE")],
+            "default": [],
+        },
+        id="a step whose precision Lightning Fabric sets gets no mixed-precision row (TP101)",
+    ),
+    pytest.param(
+        "import deepspeed\n"
+        'engine, optimizer, _, _ = deepspeed.initialize(model=model, config="ds_config.json")\n'
+        "for x, y in loader:\n"
+        "    loss = engine(x).sum()\n"
+        "    engine.backward(loss)\n"
+        "    engine.step()\n",
+        {
+            "npu": [("TP107", 5, "PERFORMANCE"), ("TP107", 5, "PERFORMANCE")],
+            "default": [],
+        },
+        id="a DeepSpeed step, whose precision its config sets, gets no mixed-precision row (TP101)",
+    ),
+    pytest.param(
         "import os\n"
         "import torch\n"
         'os.environ["TASK_QUEUE_ENABLE"] = "2"\n'

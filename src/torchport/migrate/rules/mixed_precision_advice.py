@@ -3,37 +3,37 @@ Advice changes nothing: each row names the line it is about (never a row per fil
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
-from torchport.apis.amp import AMP_PREFIX, AUTOCAST, DEVICE_FIRST, FSDP_PRECISION, FSDP_SHARDS, GRAD_SCALER, TORCH_AMP
+from torchport.apis.amp import (AMP_PREFIX, AUTOCAST, DEVICE_FIRST, FSDP_PRECISION, FSDP_SHARDS, GRAD_SCALER,
+                                OWN_MIXED_PRECISION, TORCH_AMP)
 from torchport.findings import Operation
 from torchport.migrate.rules.base.device_exprs import device_expression
 from torchport.migrate.rules.base.training_step import TRAINING_STEP, TrainingStepRule
 
-MIXED_PRECISION = re.compile(rb"autocast|GradScaler|\.half\(|bfloat16|float16|amp\.initialize")
-
 
 class MixedPrecisionAdvice(TrainingStepRule):
     """Where the target's matrix units compute in float16/bfloat16 (the NPU), a float32 training
-    step leaves most of the chip idle: a file that trains (`.backward()`) with no autocast,
-    GradScaler or half precision anywhere gets one row, at its first backward."""
+    step leaves most of the chip idle: a file that trains (`.backward()`) with no mixed precision of
+    its own anywhere (autocast, a scaler, half precision, apex, nor a framework that sets the precision:
+    accelerate, DeepSpeed, Lightning, transformers' Trainer; the one list `--amp` reads) gets one
+    row, at its first backward."""
 
     code = "TP101"
     order = 1010
     reads = ()
     mentions = TRAINING_STEP
     title = "advice: mixed precision"
-    readme = """advice (npu): a training step with no autocast, GradScaler or half precision anywhere in the file: the
-    NPU's matrix units run float16/bfloat16"""
+    readme = """advice (npu): a training step with no mixed precision anywhere in the file (autocast, GradScaler, half
+    precision, apex, or a framework that sets it: accelerate, DeepSpeed, Lightning): the NPU's matrix units run
+    float16/bfloat16"""
 
     @classmethod
     def applies_to(cls, target) -> bool:
         return target.advice.needs_amp
 
     def leave_Module(self, original_node: cst.Module) -> None:  # noqa: N802
-        trains_in_float32 = self.first_backward is not None and not MIXED_PRECISION.search(self.context.whole_source)
+        trains_in_float32 = self.first_backward is not None and not OWN_MIXED_PRECISION.search(self.context.whole_source)
         if not (trains_in_float32 and self.context.first_time(self.code)):  # (the file's first backward, in any piece)
             return
         if FSDP_SHARDS.search(self.context.whole_source.decode("utf-8", "replace")):
