@@ -146,6 +146,18 @@ def test_every_query_has_an_answer_on_the_cpu(runtime_on):
         torch.cuda.nvtx.range_pop()
 
 
+@pytest.mark.parametrize("target", ["cpu", "accelerator"])
+def test_a_memory_snapshot_records_nothing_where_no_device_allocator_records(runtime_on, target, tmp_path):
+    """On a CPU-only torch, torch.cuda.memory's recorder raises AttributeError (torch._C has no CUDA)."""
+    runtime_on(target)
+    torch.cuda.memory._record_memory_history(max_entries=1000)
+    torch.ones(4)
+    assert torch.cuda.memory._snapshot() == {"segments": [], "device_traces": []}
+    torch.cuda.memory._dump_snapshot(str(tmp_path / "snapshot.pickle"))
+    torch.cuda.memory._record_memory_history(enabled=None)
+    assert not (tmp_path / "snapshot.pickle").exists()
+
+
 def test_the_capability_is_cudas_pair_on_the_device_agnostic_target(runtime_on):
     """torch.accelerator.get_device_capability answers a dict: CUDA code unpacks (major, minor)."""
     runtime_on("accelerator")

@@ -28,8 +28,11 @@ def test_unknown_target_is_a_clear_error():
 def test_every_public_torch_cuda_name_is_covered():
     modules = ("torch.cuda", "torch.cuda.amp")
     nvtx = [api for api in APIS if api.startswith("torch.cuda.nvtx.")]
-    assert len(APIS) == sum(len(names(TORCH_SURFACE, m)) for m in modules) + len(nvtx)
+    snapshots = [api for api in APIS if api.startswith("torch.cuda.memory._")]
+    assert len(APIS) == sum(len(names(TORCH_SURFACE, m)) for m in modules) + len(nvtx) + len(snapshots)
     assert "torch.cuda.nvtx.range_push" in nvtx
+    assert sorted(snapshots) == ["torch.cuda.memory._dump_snapshot", "torch.cuda.memory._record_memory_history",
+                                 "torch.cuda.memory._snapshot"]
     assert "torch.cuda.synchronize" in APIS and "torch.cuda.amp.GradScaler" in APIS
 
 

@@ -18,6 +18,12 @@ MODULES = (DEVICE_MODULE, CUDA_AMP)  # the modules whose APIs have verdicts
 
 PATCHED_KINDS = frozenset({"function", "class"})
 
+# A device's properties, and the one that sizes kernel grids and persistent kernels (torchtitan,
+# mamba, Liger, Triton launchers): CUDA's streaming multiprocessors. Each target names its own
+# count (`Target.processor_count`).
+PROPERTIES = f"{DEVICE_MODULE}.get_device_properties"
+PROCESSOR_COUNT = "multi_processor_count"
+
 
 def kind(obj: object) -> str:
     """"module", "class", "function" (any other callable) or "value", as the surfaces name them."""

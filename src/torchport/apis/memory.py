@@ -16,3 +16,12 @@ PIN_MEMORY = "pin_memory"
 def pinned_memory(target) -> Presence:
     """Whether pinning host memory has a device to pin for on `target`."""
     return device_presence(target)
+
+# Memory snapshots: torch.cuda.memory's recorder of allocation history and its snapshot, private by
+# name but documented as the way to read CUDA memory use (pytorch.org/docs/stable/torch_cuda_memory.html)
+# and called so by trainers (torchtitan, Megatron). torch.xpu.memory has the same three, and torch_npu's
+# torch.npu.memory too (torch_npu/npu/memory.py: enabled, context, stacks, max_entries, device).
+MEMORY_HISTORY_MODULE = "torch.cuda.memory"
+MEMORY_HISTORY = ("_record_memory_history", "_snapshot", "_dump_snapshot")
+MEMORY_HISTORY_APIS = tuple(f"{MEMORY_HISTORY_MODULE}.{name}" for name in MEMORY_HISTORY)
+EMPTY_SNAPSHOT = '{"segments": [], "device_traces": []}'  # what _snapshot() holds where nothing allocated on a device

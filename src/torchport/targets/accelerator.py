@@ -4,11 +4,12 @@ The output runs unchanged on CUDA, XPU, MPS, NPU (with torch_npu imported) or a 
 the device type is looked up once per file, and calls that need a device are guarded.
 """
 
+from torchport.apis.memory import MEMORY_HISTORY_APIS
 from torchport.targets.base import Target
 from torchport.targets.launch import HOST_PROCESSES, Launch
 from torchport.targets.cpu import CPU_BF16
 from torchport.apis.legacy_types import legacy_tensor_types
-from torchport.targets.fallbacks import (CAPABILITY, HOST_DEVICE_COUNT, HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, ONE_DEVICE_APPLY,
+from torchport.targets.fallbacks import (CAPABILITY, MEMORY_HISTORY_VALUES, HOST_DEVICE_COUNT, HOST_EVENT, HOST_MEMORY, HOST_PROPERTIES, ONE_DEVICE_APPLY,
                                          NO_CAPABILITY, ONE_DEVICE_DATA_PARALLEL, host_event_class)
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import adapted, noop
@@ -19,10 +20,26 @@ DEVICE_FUNCTION = '''def accelerator_device(device=None):
     index = device if device is None or isinstance(device, int) else torch.device(device).index
     return torch.device(DEVICE_TYPE, index)'''
 
+PROCESSOR_COUNT_FUNCTION = '''def device_processor_count(properties):
+    """CUDA's multi_processor_count as DEVICE_TYPE names it: XPU's subslices, the NPU's AI cores."""
+    return getattr(properties, {"xpu": "gpu_subslice_count", "npu": "cube_core_num"}.get(DEVICE_TYPE, "multi_processor_count"))'''
+
 BF16_FUNCTION = '''def device_bf16_supported(*args, **kwargs):
     """torch.cuda.is_bf16_supported() on DEVICE_TYPE: its module's answer (torch.mps and torch.cpu have none: True)."""
     query = getattr(torch.get_device_module(DEVICE_TYPE), "is_bf16_supported", None)
     return query(*args, **kwargs) if query is not None else True'''
+
+
+# torch.cuda.memory's recorder and snapshots on the device types whose module has a `memory` with them
+# (cuda, xpu, npu); torch.cpu and torch.mps have none: nothing is recorded there.
+MEMORY_HISTORY_GUARD = 'hasattr(torch.get_device_module(DEVICE_TYPE), "memory")'
+
+
+def _memory_history(api: str):
+    name = api.rsplit(".", 1)[1]
+    return api, adapted(api, f"torch.get_device_module(DEVICE_TYPE).memory.{name}",
+                        "the device's allocator's, where its module records (cuda, xpu, npu); else nothing is recorded",
+                        guard=MEMORY_HISTORY_GUARD, value=MEMORY_HISTORY_VALUES[name])
 
 
 def _renamed(name: str, replacement: str, note: str, **extra):
@@ -47,6 +64,8 @@ TARGET = Target(
         "accelerator_device": DEVICE_FUNCTION,
         # torch.cuda.is_bf16_supported() asked of the device type's module, where it has the query
         "device_bf16_supported": BF16_FUNCTION,
+        # CUDA's count of multiprocessors, read from the properties of whichever device it is
+        "device_processor_count": PROCESSOR_COUNT_FUNCTION,
         # autocast where it is faster than float32: on any accelerator; on the CPU it falls back
         # to, only where that CPU computes bfloat16 natively (as the cpu target decides)
         "CPU_BF16": CPU_BF16,
@@ -54,6 +73,7 @@ TARGET = Target(
         HOST_EVENT: host_event_class(f"if {GUARD}:\n    torch.accelerator.synchronize()"),
     },
     device_function="accelerator_device",
+    processor_count="device_processor_count()",
     launch=Launch(count=f"torch.accelerator.device_count() or {HOST_PROCESSES}"),  # (none: the CPU stands in)
     dist_backend="torch.distributed.get_default_backend_for_device(DEVICE_TYPE)",
     collective_settings=None,  # (NCCL is its collective library where it runs on a GPU)
@@ -99,6 +119,7 @@ TARGET = Target(
             _renamed("device", "torch.accelerator.device_index", "the device's index: it takes no device object",
                      guard=GUARD, value="contextlib.nullcontext()", index_first=True),
         ]
+        + [_memory_history(api) for api in MEMORY_HISTORY_APIS]
         + [
             _renamed(name, f"TENSOR_TYPES.{name}", "the device type's own class (CUDA, NPU); XPU and MPS have none: "
                      "there it is the CPU's, so move what it makes with .to(DEVICE_TYPE)")

@@ -15,7 +15,8 @@ from functools import lru_cache
 
 from torchport.apis import graphs
 from torchport.apis.amp import AMP_PREFIX, AUTOCAST, TAKES_DEVICE_TYPE, TORCH_AMP
-from torchport.apis.cuda_module import DEVICE_MODULE
+from torchport.apis.cuda_module import DEVICE_MODULE, PROCESSOR_COUNT
+from torchport.apis.memory import MEMORY_HISTORY_APIS
 from torchport.targets.advice import Advice, common
 from torchport.targets import fallbacks
 from torchport.targets.kernels import Kernels
@@ -140,6 +141,13 @@ class Target:
     # torch.backends flags CUDA reads (`torch.backends.cuda.matmul.allow_tf32`) -> the target's twin,
     # set in their place; the others are noted as having no effect (TP009).
     backend_flags: dict[str, str] = field(default_factory=dict)
+    # What stands for CUDA's `properties.multi_processor_count` (apis/cuda_module.py PROCESSOR_COUNT):
+    # the target's own name for its properties' count of compute units ("gpu_subslice_count"), or a
+    # function of the properties, written "name()", that the target defines.
+    processor_count: str = PROCESSOR_COUNT
+    # The module with torch.cuda.memory's history recorder and snapshots (apis/memory.py MEMORY_HISTORY):
+    # "torch.xpu.memory"; None: no device allocator records (fallbacks.MEMORY_HISTORY_VALUES).
+    memory_history: str | None = None
     launch: Launch = field(default_factory=Launch)  # what run_distributed.sh needs (launch.py)
     float16_autocast: str | None = None  # what autocast's float16 becomes (None: kept)
     host_timing: bool = False  # CUDA timing events become host-clock readings (no usable events); needs HostEvent
@@ -216,6 +224,8 @@ class Target:
         if api.startswith(AMP_PREFIX):
             return self._amp_verdict(api)
         name = api.rsplit(".", 1)[1]
+        if api in MEMORY_HISTORY_APIS and self.memory_history is not None:
+            return same(api, f"{self.memory_history}.{name}", "the same recorder and snapshot, of this device's allocator")
         if name == "Event" and self.host_timing:
             return adapted(api, "time.perf_counter", "timed with the host clock", drop_args=True)
         if name in self.surface:

@@ -19,6 +19,7 @@ TARGET = Target(
     surface=names(TORCH_SURFACE, "torch.cuda"),
     amp_surface=names(TORCH_SURFACE, "torch.cuda.amp"),
     surface_version=f"torch {version(TORCH_SURFACE)}",
+    memory_history="torch.cuda.memory",
     device_type="cuda",
     tensor_method="cuda",
     storage_method="cuda",

@@ -7,6 +7,7 @@ statistic resets have nothing to reset.
 
 from __future__ import annotations
 
+from torchport.apis.memory import EMPTY_SNAPSHOT, MEMORY_HISTORY_APIS
 from torchport.targets.verdict import Verdict, adapted, noop, same
 
 SEEDING = {
@@ -244,7 +245,16 @@ ACTIONS = {
 DEVICE_CONTEXTS = {"device", "device_of"}
 
 
+# Memory snapshots where no device allocator records anything: nothing to record, an empty
+# snapshot, and no file written (a script that reads the file back is told so in the row).
+MEMORY_HISTORY_VALUES = {"_record_memory_history": None, "_snapshot": EMPTY_SNAPSHOT, "_dump_snapshot": None}
+
+
 def verdict(api: str, name: str) -> Verdict | None:
+    if api in MEMORY_HISTORY_APIS:
+        why = "no device allocator here: nothing is recorded" + ("; no snapshot file is written"
+                                                                  if name == "_dump_snapshot" else "")
+        return noop(api, why, MEMORY_HISTORY_VALUES[name])
     if api == f"torch.cuda.{name}" and name in TORCH_CLASSES:
         return same(api, f"torch.{name}", "torch's own class, which torch.cuda re-exports")
     if api.startswith(NVTX):

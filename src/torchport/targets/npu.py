@@ -24,6 +24,10 @@ TARGET = Target(
     amp_surface=names(NPU_SURFACE, "torch.npu.amp"),
     apex_build=ASCEND_APEX,  # Ascend ships its own apex build: amp, combine tensors, the NpuFused optimizers
     surface_version=f"torch-npu {version(NPU_SURFACE)}",
+    memory_history="torch.npu.memory",
+    # torch_npu's device properties have a multi_processor_count that nothing sets (0): its count of
+    # compute units is the AI cores, cube_core_num (torch_npu/csrc/npu/Module.cpp, initDeviceProperty)
+    processor_count="cube_core_num",
     device_type="npu",
     tensor_method="npu",
     storage_method="npu",

@@ -31,11 +31,12 @@ def version(filename: str, package: str = __package__) -> str:
 
 def cuda_apis() -> list[str]:
     """Every public `torch.cuda` and `torch.cuda.amp` API, qualified, from torch's own `__all__`,
-    and the `torch.cuda.nvtx` annotations."""
+    the `torch.cuda.nvtx` annotations and the memory snapshots (`torch.cuda.memory._snapshot`)."""
     from torchport.targets import fallbacks
 
     from torchport.apis.cuda_module import MODULES
+    from torchport.apis.memory import MEMORY_HISTORY_APIS
 
     apis = [f"{module}.{n}" for module in MODULES for n in sorted(names(TORCH_SURFACE, module))]
     apis += [f"{fallbacks.NVTX}{n}" for n in (*fallbacks.NVTX_ACTIONS, *fallbacks.NVTX_CONTEXTS)]
-    return apis
+    return apis + list(MEMORY_HISTORY_APIS)

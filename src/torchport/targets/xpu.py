@@ -15,6 +15,10 @@ TARGET = Target(
     device_module="torch.xpu",
     surface=names(TORCH_SURFACE, "torch.xpu"),
     surface_version=f"torch {version(TORCH_SURFACE)}",
+    memory_history="torch.xpu.memory",
+    # XPU properties have no multi_processor_count: torch's own inductor reads gpu_subslice_count in its
+    # place (torch/_inductor/runtime/hints.py, DeviceProperties.create)
+    processor_count="gpu_subslice_count",
     device_type="xpu",
     tensor_method="xpu",
     dist_backend='"xccl"',

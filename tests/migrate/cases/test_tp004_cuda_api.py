@@ -768,6 +768,42 @@ CASES = [
         id="nvtx ranges: annotations only CUDA records",
     ),
     pytest.param(
+        TORCH + (
+            "torch.cuda.memory._record_memory_history(max_entries=100000)\n"
+            "train()\n"
+            'torch.cuda.memory._dump_snapshot(f"{folder}/snapshot.pickle")\n'
+            "snapshot = torch.cuda.memory._snapshot()\n"
+        ),
+        {
+            "npu": TORCH_NPU + (
+                "torch.npu.memory._record_memory_history(max_entries=100000)\n"
+                "train()\n"
+                'torch.npu.memory._dump_snapshot(f"{folder}/snapshot.pickle")\n'
+                "snapshot = torch.npu.memory._snapshot()\n"
+            ),
+            "xpu": TORCH + (
+                "torch.xpu.memory._record_memory_history(max_entries=100000)\n"
+                "train()\n"
+                'torch.xpu.memory._dump_snapshot(f"{folder}/snapshot.pickle")\n'
+                "snapshot = torch.xpu.memory._snapshot()\n"
+            ),
+            "accelerator": TORCH_DEVICE_TYPE + (
+                'if hasattr(torch.get_device_module(DEVICE_TYPE), "memory"):\n'
+                "    torch.get_device_module(DEVICE_TYPE).memory._record_memory_history(max_entries=100000)\n"
+                "train()\n"
+                'if hasattr(torch.get_device_module(DEVICE_TYPE), "memory"):\n'
+                '    torch.get_device_module(DEVICE_TYPE).memory._dump_snapshot(f"{folder}/snapshot.pickle")\n'
+                "snapshot = (torch.get_device_module(DEVICE_TYPE).memory._snapshot() "
+                'if hasattr(torch.get_device_module(DEVICE_TYPE), "memory") else {"segments": [], "device_traces": []})\n'
+            ),
+            "default": TORCH + (
+                "train()\n"
+                'snapshot = {"segments": [], "device_traces": []}\n'
+            ),
+        },
+        id="memory snapshots: the device allocator's where its module records, else nothing recorded",
+    ),
+    pytest.param(
         TORCH + "dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'\n",
         {
             "npu": TORCH_NPU + "dtype = 'bfloat16' if torch.npu.is_available() and torch.npu.is_bf16_supported() else 'float16'\n",
