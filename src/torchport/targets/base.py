@@ -145,6 +145,12 @@ class Target:
     # the target's own name for its properties' count of compute units ("gpu_subslice_count"), or a
     # function of the properties, written "name()", that the target defines.
     processor_count: str = PROCESSOR_COUNT
+    # Whether Lightning has an accelerator of this device type built in (CPU, CUDA, mps, TPU do), or
+    # needs one a plugin registers (Trainer(accelerator="npu") raises without)
+    lightning_built_in: bool = True
+    # Other libraries' APIs built for CUDA and not for this target (DeepSpeed's fused optimizers, bitsandbytes'
+    # quantization): qualified name -> why, and what to use instead (a row where a script calls one, TP036).
+    missing_builds: dict[str, str] = field(default_factory=dict)
     # The module with torch.cuda.memory's history recorder and snapshots (apis/memory.py MEMORY_HISTORY):
     # "torch.xpu.memory"; None: no device allocator records (fallbacks.MEMORY_HISTORY_VALUES).
     memory_history: str | None = None

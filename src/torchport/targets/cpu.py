@@ -4,6 +4,7 @@ from torchport.targets.advice import common
 from torchport.targets.base import Target
 from torchport.targets.kernels import Kernels
 from torchport.targets.surface import TORCH_SURFACE, names, version
+from torchport.apis.frameworks import DEEPSPEED_ADAM, DEEPSPEED_LAMB, DEEPSPEED_LION, lacking
 from torchport.apis.legacy_types import legacy_tensor_types
 from torchport.targets.fallbacks import (HOST_DEVICE_COUNT, HOST_EVENT, HOST_STREAM, HOST_STREAM_CLASS,
                                          host_event_class, host_stream_verdicts)
@@ -40,6 +41,13 @@ TARGET = Target(
         HOST_STREAM: HOST_STREAM_CLASS,
     },
     host_timing=True,
+    # DeepSpeed's CPU accelerator builds its CPU optimizers (DeepSpeedCPUAdam, DeepSpeedCPULion), not its fused GPU ones
+    missing_builds={
+        **lacking(DEEPSPEED_ADAM, "DeepSpeed's fused GPU Adam has no CPU build: torch.optim.AdamW, or "
+                  "deepspeed.ops.adam.DeepSpeedCPUAdam"),
+        **lacking(DEEPSPEED_LAMB, "DeepSpeed's fused GPU Lamb has no CPU build: torchport.optim.FusedLamb"),
+        **lacking(DEEPSPEED_LION, "DeepSpeed's fused GPU Lion has no CPU build: deepspeed.ops.lion.DeepSpeedCPULion"),
+    },
     kernels=Kernels("CPU"),
     overrides={
         # torch.cpu has these, but they do nothing: a migrated script is cleaner without them.

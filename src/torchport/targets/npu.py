@@ -1,6 +1,7 @@
 """Huawei Ascend NPU through torch_npu (surface read from the torch-npu 2.14.0 wheel)."""
 
 from torchport.apis.apex import ASCEND_APEX
+from torchport.apis.frameworks import BITSANDBYTES_CONFIGS, DEEPSPEED_LAMB, DEEPSPEED_LION, DEEPSPEED_ZERO_PP, lacking
 from torchport.targets import advice
 from torchport.targets.base import Target
 from torchport.targets.fallbacks import CAPABILITY, NO_CAPABILITY
@@ -28,6 +29,19 @@ TARGET = Target(
     # torch_npu's device properties have a multi_processor_count that nothing sets (0): its count of
     # compute units is the AI cores, cube_core_num (torch_npu/csrc/npu/Module.cpp, initDeviceProperty)
     processor_count="cube_core_num",
+    lightning_built_in=False,  # (Lightning's own accelerators: cpu, cuda, mps, tpu)
+    # DeepSpeed's NPU accelerator builds FusedAdam, not FusedLamb, FusedLion nor ZeRO++'s quantizers (DeepSpeed#8626);
+    # bitsandbytes' releases have no NPU backend (NF4 only in its multi-backend preview)
+    missing_builds={
+        **lacking(DEEPSPEED_LAMB, "DeepSpeed builds no FusedLamb for the NPU (DeepSpeed#8626): "
+                  "torch_npu.optim.NpuFusedLamb, or FusedAdam, which it builds"),
+        **lacking(DEEPSPEED_LION, "DeepSpeed builds no FusedLion for the NPU (DeepSpeed#8626): "
+                  "its FusedAdam, or a Lion written with torch"),
+        DEEPSPEED_ZERO_PP: "its quantizer kernels are not built for the NPU (DeepSpeed#8626): ZeRO-3 without "
+                           "quantized weights and gradients",
+        **lacking(BITSANDBYTES_CONFIGS, "bitsandbytes has no NPU backend in its releases (NF4 only in its "
+                  "multi-backend preview): load the weights in bfloat16"),
+    },
     device_type="npu",
     tensor_method="npu",
     storage_method="npu",

@@ -19,6 +19,7 @@ TARGET = Target(
     # XPU properties have no multi_processor_count: torch's own inductor reads gpu_subslice_count in its
     # place (torch/_inductor/runtime/hints.py, DeviceProperties.create)
     processor_count="gpu_subslice_count",
+    lightning_built_in=False,  # (Lightning's own accelerators: cpu, cuda, mps, tpu)
     device_type="xpu",
     tensor_method="xpu",
     dist_backend='"xccl"',
