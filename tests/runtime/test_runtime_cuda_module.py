@@ -71,6 +71,22 @@ def test_seeding_goes_through_the_global_generator(runtime_on):
     assert torch.cuda.initial_seed() == 7
 
 
+@pytest.mark.parametrize("target", ["cpu", "accelerator"])
+def test_every_gpus_generator_state_round_trips_through_a_checkpoint(runtime_on, target, tmp_path):
+    """A checkpoint's `torch.cuda.get_rng_state_all()`, restored by `set_rng_state_all`, draws the
+    same numbers again: without a GPU it is the CPU generator's state, in a list of one."""
+    runtime_on(target)
+    torch.manual_seed(3)
+    torch.save({"cuda_rng": torch.cuda.get_rng_state_all()}, tmp_path / "rng.pt")
+    before = torch.rand(4)
+    states = torch.load(tmp_path / "rng.pt")["cuda_rng"]
+    assert len(states) == 1
+    torch.cuda.set_rng_state_all(states)
+    assert torch.equal(torch.rand(4), before)
+    torch.cuda.set_rng_state_all([])  # (what CUDA's answers on a machine without GPUs): nothing to restore
+    assert not torch.equal(torch.rand(4), before)
+
+
 def test_is_available_is_true_for_the_script_and_real_for_probing_libraries(runtime_on):
     real = torch.cuda.is_available()
     assert real is False  # this machine has no CUDA: the truth to keep

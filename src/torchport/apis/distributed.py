@@ -16,6 +16,9 @@ HOST_BACKEND = "gloo"  # the collective library every build has, which serves th
 NCCL_ENUM = "torch.distributed.Backend.NCCL"
 # The calls that make a process group, each taking the backend (first, or as `backend=`).
 PROCESS_GROUPS = ("init_process_group", "new_group")
+# The call that answers the backend a process group is on, as exported and where it is defined: a
+# test `get_backend() == "nccl"` asks about the group the script made, which is on the target's backend.
+GETS_BACKEND = frozenset({"torch.distributed.get_backend", "torch.distributed.distributed_c10d.get_backend"})
 
 # NCCL's settings in the environment: NCCL's own (NCCL_DEBUG, NCCL_P2P_DISABLE, NCCL_SOCKET_IFNAME)
 # and those of torch's NCCL process group (TORCH_NCCL_ASYNC_ERROR_HANDLING). A target that uses

@@ -42,6 +42,28 @@ def _memory_history(api: str):
                         guard=MEMORY_HISTORY_GUARD, value=MEMORY_HISTORY_VALUES[name])
 
 
+# torch.cuda.get_rng_state_all() / set_rng_state_all(states) on DEVICE_TYPE: its module's, one state per
+# device (torch.cuda, torch.xpu, torch_npu's torch.npu); torch.mps and torch.cpu have no such calls, one
+# generator each: its state in a list (the host's is torch's global generator, torch.get_rng_state()), and
+# the first state of the list restored to it. A checkpoint saved on one kind of device restores on that
+# kind; a GPU's state restored without one is refused by torch (the CPU's generator is another kind).
+RNG_STATE_FUNCTIONS = {
+    "device_get_rng_state_all": '''def device_get_rng_state_all():
+    """torch.cuda.get_rng_state_all() on DEVICE_TYPE (torch.mps and torch.cpu have one generator: its state, in a list)."""
+    module = torch.get_device_module(DEVICE_TYPE)
+    if hasattr(module, "get_rng_state_all"):
+        return module.get_rng_state_all()
+    return [getattr(module, "get_rng_state", torch.get_rng_state)()]''',
+    "device_set_rng_state_all": '''def device_set_rng_state_all(new_states):
+    """torch.cuda.set_rng_state_all(states) on DEVICE_TYPE (torch.mps and torch.cpu have one generator: the first state)."""
+    module = torch.get_device_module(DEVICE_TYPE)
+    if hasattr(module, "set_rng_state_all"):
+        return module.set_rng_state_all(new_states)
+    for state in new_states[:1]:
+        getattr(module, "set_rng_state", torch.set_rng_state)(state)''',
+}
+
+
 def _renamed(name: str, replacement: str, note: str, **extra):
     api = f"torch.cuda.{name}"
     return api, adapted(api, replacement, note, **extra)
@@ -66,6 +88,8 @@ TARGET = Target(
         "device_bf16_supported": BF16_FUNCTION,
         # CUDA's count of multiprocessors, read from the properties of whichever device it is
         "device_processor_count": PROCESSOR_COUNT_FUNCTION,
+        # torch.cuda.get_rng_state_all() / set_rng_state_all() through the device type's module, where it has them
+        **RNG_STATE_FUNCTIONS,
         # autocast where it is faster than float32: on any accelerator; on the CPU it falls back
         # to, only where that CPU computes bfloat16 natively (as the cpu target decides)
         "CPU_BF16": CPU_BF16,
@@ -107,6 +131,11 @@ TARGET = Target(
             _renamed("is_bf16_supported", "device_bf16_supported",
                      "the device's own answer (CUDA's is False before Ampere, where a script picks float16); "
                      "True where its module has no such query (mps, the host's torch.cpu)"),
+            _renamed("get_rng_state_all", "device_get_rng_state_all", "the device type's module's, a state per device; "
+                     "torch.mps and the host's torch.cpu have none: their one generator's state, in a list"),
+            _renamed("set_rng_state_all", "device_set_rng_state_all", "the device type's module's; torch.mps and the "
+                     "host's torch.cpu have none: their one generator from the list's first state; torch refuses a GPU's "
+                     "state for the host's generator"),
             _renamed(CAPABILITY, f"torch.get_device_module(DEVICE_TYPE).{CAPABILITY}",
                      f"CUDA's (major, minor) on a GPU; {NO_CAPABILITY} elsewhere, as on the host (torch.accelerator's and "
                      "torch.xpu's answer a dict of properties, torch_npu's None)",

@@ -6,8 +6,9 @@ from torchport.targets.kernels import Kernels
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.apis.frameworks import DEEPSPEED_ADAM, DEEPSPEED_LAMB, DEEPSPEED_LION, lacking
 from torchport.apis.legacy_types import legacy_tensor_types
-from torchport.targets.fallbacks import (HOST_DEVICE_COUNT, HOST_EVENT, HOST_STREAM, HOST_STREAM_CLASS,
-                                         host_event_class, host_stream_verdicts)
+from torchport.targets.fallbacks import (HOST_DEVICE_COUNT, HOST_EVENT, HOST_RNG_STATE_FUNCTIONS, HOST_STREAM,
+                                         HOST_STREAM_CLASS, host_event_class, host_rng_state_verdicts,
+                                         host_stream_verdicts)
 from torchport.targets.verdict import noop, same
 
 CUDA_NAMES = names(TORCH_SURFACE, "torch.cuda")
@@ -39,6 +40,7 @@ TARGET = Target(
         "CPU_BF16": CPU_BF16,
         HOST_EVENT: host_event_class(),
         HOST_STREAM: HOST_STREAM_CLASS,
+        **HOST_RNG_STATE_FUNCTIONS,
     },
     host_timing=True,
     # DeepSpeed's CPU accelerator builds its CPU optimizers (DeepSpeedCPUAdam, DeepSpeedCPULion), not its fused GPU ones
@@ -59,6 +61,8 @@ TARGET = Target(
                                         "started (LOCAL_WORLD_SIZE), 1 outside a launcher", HOST_DEVICE_COUNT),
         # torch.cpu has current_stream and Stream, but its streams lack synchronize() and query()
         **host_stream_verdicts(),
+        # torch.cpu has no get_rng_state_all / set_rng_state_all: the one generator's state, in a list of one
+        **host_rng_state_verdicts(),
         # torch.cuda.FloatTensor is torch.FloatTensor's CUDA twin: as constructor, in x.type(T), in isinstance
         **{f"torch.cuda.{n}": same(f"torch.cuda.{n}", f"torch.{n}") for n in legacy_tensor_types(CUDA_NAMES)},
     },

@@ -20,6 +20,35 @@ SEEDING = {
     "set_rng_state": "torch.set_rng_state",
 }
 
+# Every device's generator state, where the CPU stands in for the GPUs: its one generator's (torch's
+# global one, which torch.get_rng_state() reads). `get` answers it in a list, as CUDA's answers one state
+# per GPU; `set` restores the first state of such a list: a checkpoint saved here loads here, and an
+# empty list (what CUDA's get_rng_state_all() answers on a machine without GPUs) leaves the generator as
+# it is. A state saved on a GPU is that GPU's generator's (Philox, 16 bytes): torch refuses it for the
+# CPU's, rightly; the script's own torch.set_rng_state restores the CPU generator from such a checkpoint.
+HOST_GET_RNG_STATE_ALL = "host_get_rng_state_all"
+HOST_SET_RNG_STATE_ALL = "host_set_rng_state_all"
+HOST_RNG_STATE_FUNCTIONS = {
+    HOST_GET_RNG_STATE_ALL: '''def host_get_rng_state_all():
+    """torch.cuda.get_rng_state_all() where the CPU stands in for the GPUs: its one generator's state, in a list."""
+    return [torch.get_rng_state()]''',
+    HOST_SET_RNG_STATE_ALL: '''def host_set_rng_state_all(new_states):
+    """torch.cuda.set_rng_state_all(states) where the CPU stands in for the GPUs: the first state is its generator's."""
+    for state in new_states[:1]:
+        torch.set_rng_state(state)''',
+}
+
+
+def host_rng_state_verdicts() -> dict[str, Verdict]:
+    """The overrides of a target whose one generator is the CPU's (see HOST_RNG_STATE_FUNCTIONS)."""
+    get, put = "torch.cuda.get_rng_state_all", "torch.cuda.set_rng_state_all"
+    return {
+        get: adapted(get, HOST_GET_RNG_STATE_ALL, "the CPU generator's state, in a list of one"),
+        put: adapted(put, HOST_SET_RNG_STATE_ALL, "the CPU generator from the list's first state: what "
+                     "get_rng_state_all() saved here round-trips; torch refuses a state saved on a GPU"),
+    }
+
+
 # What a memory or status query stands for where the target has no such notion.
 RESULT_VALUES = {
     "memory_allocated": "0",

@@ -413,6 +413,64 @@ CASES = [
     ),
     pytest.param(
         TORCH + (
+            'state["cuda_rng"] = torch.cuda.get_rng_state_all()\n'
+            'torch.cuda.set_rng_state_all(state["cuda_rng"])\n'
+        ),
+        {
+            "npu": TORCH_NPU + (
+                'state["cuda_rng"] = torch.npu.get_rng_state_all()\n'
+                'torch.npu.set_rng_state_all(state["cuda_rng"])\n'
+            ),
+            "xpu": TORCH + (
+                'state["cuda_rng"] = torch.xpu.get_rng_state_all()\n'
+                'torch.xpu.set_rng_state_all(state["cuda_rng"])\n'
+            ),
+            "mps": UNCHANGED,
+            "cpu": TORCH + (
+                "\n"
+                "\n"
+                "def host_get_rng_state_all():\n"
+                '    """torch.cuda.get_rng_state_all() where the CPU stands in for the GPUs: its one generator\'s state, in a list."""\n'
+                "    return [torch.get_rng_state()]\n"
+                "\n"
+                "\n"
+                "def host_set_rng_state_all(new_states):\n"
+                '    """torch.cuda.set_rng_state_all(states) where the CPU stands in for the GPUs: the first state is its generator\'s."""\n'
+                "    for state in new_states[:1]:\n"
+                "        torch.set_rng_state(state)\n"
+                "\n"
+                "\n"
+                'state["cuda_rng"] = host_get_rng_state_all()\n'
+                'host_set_rng_state_all(state["cuda_rng"])\n'
+            ),
+            "accelerator": TORCH_DEVICE_TYPE + (
+                "\n"
+                "\n"
+                "def device_get_rng_state_all():\n"
+                '    """torch.cuda.get_rng_state_all() on DEVICE_TYPE (torch.mps and torch.cpu have one generator: its state, in a list)."""\n'
+                "    module = torch.get_device_module(DEVICE_TYPE)\n"
+                '    if hasattr(module, "get_rng_state_all"):\n'
+                "        return module.get_rng_state_all()\n"
+                '    return [getattr(module, "get_rng_state", torch.get_rng_state)()]\n'
+                "\n"
+                "\n"
+                "def device_set_rng_state_all(new_states):\n"
+                '    """torch.cuda.set_rng_state_all(states) on DEVICE_TYPE (torch.mps and torch.cpu have one generator: the first state)."""\n'
+                "    module = torch.get_device_module(DEVICE_TYPE)\n"
+                '    if hasattr(module, "set_rng_state_all"):\n'
+                "        return module.set_rng_state_all(new_states)\n"
+                "    for state in new_states[:1]:\n"
+                '        getattr(module, "set_rng_state", torch.set_rng_state)(state)\n'
+                "\n"
+                "\n"
+                'state["cuda_rng"] = device_get_rng_state_all()\n'
+                'device_set_rng_state_all(state["cuda_rng"])\n'
+            ),
+        },
+        id="every GPU's generator state in a checkpoint: the CPU's one, in a list, on cpu; the device type's module's on accelerator",
+    ),
+    pytest.param(
+        TORCH + (
             "props = torch.cuda.get_device_properties(0)\n"
             "free, total = torch.cuda.mem_get_info()\n"
             "major, minor = torch.cuda.get_device_capability()\n"
@@ -937,6 +995,14 @@ ROWS = [
             "default": [("TP004", 2, "UNSUPPORTED"), ("TP004", 3, "UNSUPPORTED")],
         },
         id="CUDA graphs where the target has none",
+    ),
+    pytest.param(
+        TORCH + "states = torch.cuda.get_rng_state_all()\n",
+        {
+            "mps": [("TP004", 2, "UNSUPPORTED")],
+            "default": [("TP004", 2, "MODIFY")],
+        },
+        id="every GPU's generator state: ported everywhere but on mps (torch.mps has only its one generator's)",
     ),
 ]
 

@@ -1,9 +1,10 @@
 """TP006, the NCCL backend (`"nccl"`, `"NCCL"`, `dist.Backend.NCCL`, `is_nccl_available()`) becomes
-the target's collective library: hccl, xccl, gloo, or the device's default backend."""
+the target's collective library: hccl, xccl, gloo, or the device's default backend, where it is asked
+for; where it says what a value is (compared, matched, a key) it is kept, and a note says so."""
 
 import pytest
 
-from _fixture_cases import TORCH, assert_migrates, per_target
+from _fixture_cases import TORCH, UNCHANGED, assert_migrates, assert_rows, per_target
 
 CODE = "TP006"
 
@@ -171,9 +172,163 @@ CASES = [
         },
         id="a backend per device (torchtitan's): the target's pair; gloo serves only the CPU; each device's default on accelerator",
     ),
+    pytest.param(
+        "import torch.distributed as dist\n"
+        'pg_type = "nccl"\n'
+        'if pg_type == "nccl":\n'
+        "    pg = ProcessGroupNCCL()\n"
+        'elif pg_type == "gloo":\n'
+        "    pg = ProcessGroupGloo()\n",
+        {
+            "npu": (
+                "import torch.distributed as dist\n"
+                "import torch_npu\n"
+                'pg_type = "hccl"\n'
+                'if pg_type == "nccl":\n'
+                "    pg = ProcessGroupNCCL()\n"
+                'elif pg_type == "gloo":\n'
+                "    pg = ProcessGroupGloo()\n"
+            ),
+            "cpu": (
+                "import torch.distributed as dist\n"
+                'pg_type = "gloo"\n'
+                'if pg_type == "nccl":\n'
+                "    pg = ProcessGroupNCCL()\n"
+                'elif pg_type == "gloo":\n'
+                "    pg = ProcessGroupGloo()\n"
+            ),
+            "accelerator": TORCH + (
+                "import torch.distributed as dist\n"
+                'DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'
+                "pg_type = torch.distributed.get_default_backend_for_device(DEVICE_TYPE)\n"
+                'if pg_type == "nccl":\n'
+                "    pg = ProcessGroupNCCL()\n"
+                'elif pg_type == "gloo":\n'
+                "    pg = ProcessGroupGloo()\n"
+            ),
+            "xpu": (
+                "import torch.distributed as dist\n"
+                'pg_type = "xccl"\n'
+                'if pg_type == "nccl":\n'
+                "    pg = ProcessGroupNCCL()\n"
+                'elif pg_type == "gloo":\n'
+                "    pg = ProcessGroupGloo()\n"
+            ),
+            "mps": (
+                "import torch.distributed as dist\n"
+                'pg_type = "gloo"\n'
+                'if pg_type == "nccl":\n'
+                "    pg = ProcessGroupNCCL()\n"
+                'elif pg_type == "gloo":\n'
+                "    pg = ProcessGroupGloo()\n"
+            ),
+        },
+        id="compared with \"nccl\" (torchft's manager picks a process group class): kept, the value assigned replaced",
+    ),
+    pytest.param(
+        "def group_class(kind, backend):\n"
+        "    match kind:\n"
+        '        case "nccl" | "NCCL":\n'
+        "            return ProcessGroupNCCL\n"
+        '    if backend in ("nccl", "cuda:nccl,cpu:gloo") or "nccl" != backend:\n'
+        "        return None\n",
+        {"default": UNCHANGED},
+        id="a case pattern, a membership test, a backend per device in a tuple tested: kept on every target",
+    ),
+    pytest.param(
+        "import torch.distributed as dist\n"
+        'GROUPS = {"nccl": ProcessGroupNCCL, "gloo": ProcessGroupGloo}\n'
+        'pg = GROUPS["nccl"] if dist.Backend.NCCL == args.backend else GROUPS.get("nccl")\n'
+        'options = {"backend": "nccl"}\n',
+        {
+            "npu": (
+                "import torch.distributed as dist\n"
+                "import torch_npu\n"
+                'GROUPS = {"nccl": ProcessGroupNCCL, "gloo": ProcessGroupGloo}\n'
+                'pg = GROUPS["nccl"] if dist.Backend.NCCL == args.backend else GROUPS.get("nccl")\n'
+                'options = {"backend": "hccl"}\n'
+            ),
+            "cpu": (
+                "import torch.distributed as dist\n"
+                'GROUPS = {"nccl": ProcessGroupNCCL, "gloo": ProcessGroupGloo}\n'
+                'pg = GROUPS["nccl"] if dist.Backend.NCCL == args.backend else GROUPS.get("nccl")\n'
+                'options = {"backend": "gloo"}\n'
+            ),
+            "accelerator": TORCH + (
+                "import torch.distributed as dist\n"
+                'DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'
+                'GROUPS = {"nccl": ProcessGroupNCCL, "gloo": ProcessGroupGloo}\n'
+                'pg = GROUPS["nccl"] if dist.Backend.NCCL == args.backend else GROUPS.get("nccl")\n'
+                'options = {"backend": torch.distributed.get_default_backend_for_device(DEVICE_TYPE)}\n'
+            ),
+            "xpu": (
+                "import torch.distributed as dist\n"
+                'GROUPS = {"nccl": ProcessGroupNCCL, "gloo": ProcessGroupGloo}\n'
+                'pg = GROUPS["nccl"] if dist.Backend.NCCL == args.backend else GROUPS.get("nccl")\n'
+                'options = {"backend": "xccl"}\n'
+            ),
+            "mps": (
+                "import torch.distributed as dist\n"
+                'GROUPS = {"nccl": ProcessGroupNCCL, "gloo": ProcessGroupGloo}\n'
+                'pg = GROUPS["nccl"] if dist.Backend.NCCL == args.backend else GROUPS.get("nccl")\n'
+                'options = {"backend": "gloo"}\n'
+            ),
+        },
+        id="keys of a lookup (the dict's, a subscript's, .get's) and dist.Backend.NCCL compared: kept; a dict's value replaced",
+    ),
+    pytest.param(
+        "import torch.distributed as dist\n"
+        "if dist.get_backend() == 'nccl':\n"
+        "    pass\n",
+        {
+            "npu": (
+                "import torch.distributed as dist\n"
+                "import torch_npu\n"
+                "if dist.get_backend() == 'hccl':\n"
+                "    pass\n"
+            ),
+            "cpu": (
+                "import torch.distributed as dist\n"
+                "if dist.get_backend() == 'gloo':\n"
+                "    pass\n"
+            ),
+            "accelerator": TORCH + (
+                "import torch.distributed as dist\n"
+                'DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'
+                "if dist.get_backend() == torch.distributed.get_default_backend_for_device(DEVICE_TYPE):\n"
+                "    pass\n"
+            ),
+            "xpu": (
+                "import torch.distributed as dist\n"
+                "if dist.get_backend() == 'xccl':\n"
+                "    pass\n"
+            ),
+            "mps": (
+                "import torch.distributed as dist\n"
+                "if dist.get_backend() == 'gloo':\n"
+                "    pass\n"
+            ),
+        },
+        id="compared with dist.get_backend(), the group this file made: the target's backend",
+    ),
+]
+
+ROWS = [
+    pytest.param(
+        'if pg_type == "nccl":\n'
+        "    pg = ProcessGroupNCCL()\n"
+        'GROUPS = {"nccl": ProcessGroupNCCL}\n',
+        {"default": [("TP006", 1, "NOTE"), ("TP006", 3, "NOTE")]},
+        id="each backend kept as it is has a note",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("source", "target", "expected"), per_target(CASES))
 def test_nccl_becomes_the_targets_backend(source, target, expected):
     assert_migrates(source, target, expected)
+
+
+@pytest.mark.parametrize(("source", "target", "rows"), per_target(ROWS))
+def test_a_backend_kept_as_it_is_is_noted(source, target, rows):
+    assert_rows(source, target, rows, CODE)

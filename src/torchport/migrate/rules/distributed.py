@@ -8,23 +8,32 @@ import libcst as cst
 
 from torchport.apis.devices import Presence
 from torchport.apis.distributed import (
-    BINDS_DEVICE, CUDA_DEVICE, CUDA_DIST_BACKEND, DDP_CLASSES, DEVICE_POSITIONS, EACH_DEVICES_DEFAULT, GROUP_DEVICE_KEYWORD,
-    NCCL_ENUM, ddp_device_ids, map_backend, process_group_device,
+    BINDS_DEVICE, CUDA_DEVICE, CUDA_DIST_BACKEND, DDP_CLASSES, DEVICE_POSITIONS, EACH_DEVICES_DEFAULT, GETS_BACKEND,
+    GROUP_DEVICE_KEYWORD, NCCL_ENUM, ddp_device_ids, map_backend, process_group_device,
 )
+from torchport.findings import Operation
 from torchport.migrate.rules.base.device_exprs import quoted, string_value
 from torchport.migrate.rules.base.nodes import parse_expression, source_of
 from torchport.migrate.rules.base.rule import Rule
-
+from torchport.string_literals import is_key_argument
 
 
 NCCL_PROBE = "torch.distributed.is_nccl_available"
 
 
 class DistributedBackendRule(Rule):
-    """Replace the NCCL backend (`"nccl"` or `"NCCL"` anywhere it is a whole string, `dist.Backend.NCCL`)
+    """Replace the NCCL backend (`"nccl"` or `"NCCL"` where it is a whole string, `dist.Backend.NCCL`)
     with the target's collective library: hccl, xccl, gloo, or the device's default backend; and a
     backend per device ("cuda:nccl,cpu:gloo") with the target's pair ("npu:hccl,cpu:gloo", "gloo"
-    where gloo serves the target, None on the device-agnostic target: each device's default)."""
+    where gloo serves the target, None on the device-agnostic target: each device's default).
+
+    Where the backend is asked for (an argument, an assignment, an option's default, a branch of a
+    conditional) it is replaced; where it says what a value is, it is kept, with a note: an operand
+    of a comparison (`pg_type == "nccl"`, `in ("nccl", "gloo")`), a `case "nccl":` pattern, a key
+    (`{"nccl": ProcessGroupNCCL, "gloo": ProcessGroupGloo}`, `groups["nccl"]`). Replaced there, a
+    chain `if pg_type == "nccl": ... elif pg_type == "gloo": ...` would test gloo twice on the CPU,
+    the first branch shadowing the second. Except a comparison with `dist.get_backend()`: it asks
+    about the group this file made, which is on the target's backend now."""
 
     code = "TP006"
     order = 100
@@ -32,7 +41,8 @@ class DistributedBackendRule(Rule):
     reads = (NCCL_ENUM, NCCL_PROBE)
     title = "nccl backend"
     readme = """`nccl` (and `NCCL`) → `hccl`, `xccl`, `gloo`, or the device's default backend; `"cuda:nccl,cpu:gloo"` →
-    `"npu:hccl,cpu:gloo"`, `"gloo"`, or `None` (each device's default)"""
+    `"npu:hccl,cpu:gloo"`, `"gloo"`, or `None` (each device's default); kept, with a note, where it is compared
+    (`pg_type == "nccl"`, but not `dist.get_backend() == "nccl"`), matched (`case "nccl":`) or a key (`{"nccl": ...}`)"""
     sample = 'import torch.distributed as dist\ndist.init_process_group(backend="nccl")\n'
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
@@ -52,17 +62,49 @@ class DistributedBackendRule(Rule):
         value = string_value(node)
         if isinstance(self.parent(node), cst.Expr) or not isinstance(value, str):
             return
-        if value in (CUDA_DIST_BACKEND, CUDA_DIST_BACKEND.upper()):
+        whole = value in (CUDA_DIST_BACKEND, CUDA_DIST_BACKEND.upper())
+        source = None if whole else _per_device_backend(value, self.target)
+        if not whole and source is None:
+            return
+        if self._says_what_a_value_is(node):
+            self._keep(node, repr(value))
+        elif whole:
             self._replace(node)
-        elif (source := _per_device_backend(value, self.target)) is not None:
+        else:
             new = parse_expression(source)
             if isinstance(new, cst.SimpleString):
                 new = quoted(node, new.evaluated_value)
             self.change(node, lambda _: new, f"give each device its backend on {self.target.name}: {source}")
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
-        if self.qualified_name(node) == NCCL_ENUM:
+        if self.qualified_name(node) != NCCL_ENUM:
+            return
+        if self._says_what_a_value_is(node):
+            self._keep(node, source_of(node))
+        else:
             self._replace(node)
+
+    def _says_what_a_value_is(self, node: cst.BaseExpression) -> bool:
+        """Whether `node`, the NCCL backend, is compared with a value (itself, or an item of a
+        tuple, list or set it is tested against), a `case` pattern, or a key: a dict's, a
+        subscript's, `.get`'s; not where the other side of a comparison is `dist.get_backend()`."""
+        child, parent = node, self.parent(node)
+        while isinstance(parent, (cst.Element, cst.Tuple, cst.List, cst.Set)):
+            child, parent = parent, self.parent(parent)
+        if isinstance(parent, cst.ComparisonTarget):
+            parent = self.parent(parent)
+        if isinstance(parent, cst.Comparison):
+            operands = (parent.left, *(target.comparator for target in parent.comparisons))
+            return not any(isinstance(o, cst.Call) and self.qualified_name(o.func) in GETS_BACKEND for o in operands)
+        if isinstance(parent, (cst.DictElement, cst.MatchMappingElement)):
+            return parent.key is child
+        return isinstance(parent, (cst.MatchValue, cst.Index)) or is_key_argument(parent, self.parent)
+
+    def _keep(self, node: cst.BaseExpression, spelled: str) -> None:
+        """Report `node`, the NCCL backend as a comparison's operand, a pattern or a key, as kept."""
+        self.report(node, Operation.NOTE, f"kept {spelled}: compared, matched or a key, it says what a value is, not "
+                    f"which backend to use; the process groups this file makes are on {self.target.dist_backend} now",
+                    api=spelled)
 
     def _replace(self, node: cst.CSTNode) -> None:
         backend = self.target.dist_backend
