@@ -8,6 +8,9 @@ TORCH := torch==2.13.0
 # Reference implementations the optimizer tests compare against. --no-deps: timm would
 # otherwise drag in torchvision and another torch (pytorch-lamb: tensorboardX and torchvision).
 REFS := timm==1.0.31 pytorch-pretrained-bert==0.6.2 pytorch-lamb==1.0.0
+# The frameworks the fidelity pattern projects train with (tests/fidelity/frameworks): their CPU builds,
+# with torch pinned beside them so that nothing they ask for replaces the torch above.
+FRAMEWORKS := transformers==5.25.0 diffusers==0.42.1 lightning==2.6.6
 
 .PHONY: demo test fidelity bench venv clean
 
@@ -16,6 +19,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PIP) install $(TORCH)
 	$(PIP) install -e '.[test]'
 	$(PIP) install --no-deps $(REFS)
+	$(PIP) install $(TORCH) $(FRAMEWORKS)
 	touch $@
 
 venv: $(VENV)/.installed
