@@ -9,6 +9,25 @@ CODE = "TP001"
 
 CASES = [
     pytest.param(
+        TORCH + (
+            'device = device or f"cuda"\n'
+            'x = torch.zeros(2, device=f"cuda:1")\n'
+            'name = f"cuda_{rank}"\n'
+        ),
+        {
+            "npu": TORCH_NPU + 'device = device or "npu"\nx = torch.zeros(2, device="npu:1")\nname = f"cuda_{rank}"\n',
+            "xpu": TORCH + 'device = device or "xpu"\nx = torch.zeros(2, device="xpu:1")\nname = f"cuda_{rank}"\n',
+            "mps": TORCH + 'device = device or "mps"\nx = torch.zeros(2, device="mps")\nname = f"cuda_{rank}"\n',
+            "cpu": TORCH + 'device = device or "cpu"\nx = torch.zeros(2, device="cpu")\nname = f"cuda_{rank}"\n',
+            "accelerator": TORCH_DEVICE_TYPE + (
+                "device = device or DEVICE_TYPE\n"
+                'x = torch.zeros(2, device=f"{DEVICE_TYPE}:1")\n'
+                'name = f"cuda_{rank}"\n'
+            ),
+        },
+        id="an f-string with nothing to format is the device it spells (llama-cookbook's f\"cuda\")",
+    ),
+    pytest.param(
         TORCH + 'device = torch.device("cuda")\n',
         {
             "npu": TORCH_NPU + 'device = torch.device("npu")\n',

@@ -10,6 +10,37 @@ CODE = "TP013"
 CASES = [
     pytest.param(
         TORCH + (
+            'dtype = torch.float16 if accelerator.device.type in ("cuda", "xpu") else torch.float32\n'
+            'if activation.device.type not in ["cuda", "xpu", "npu"]:  # skip CPU tensors\n'
+            "    pass\n"
+            'gpu = str(device).startswith("cuda")\n'
+        ),
+        {
+            "npu": TORCH_NPU + (
+                'dtype = torch.float16 if accelerator.device.type in ("npu", "xpu") else torch.float32\n'
+                'if activation.device.type not in ["npu", "xpu", "npu"]:  # skip CPU tensors\n'
+                "    pass\n"
+                'gpu = str(device).startswith("npu")\n'
+            ),
+            "xpu": TORCH + (
+                'dtype = torch.float16 if accelerator.device.type in ("xpu", "xpu") else torch.float32\n'
+                'if activation.device.type not in ["xpu", "xpu", "npu"]:  # skip CPU tensors\n'
+                "    pass\n"
+                'gpu = str(device).startswith("xpu")\n'
+            ),
+            "mps": TORCH + (
+                'dtype = torch.float16 if accelerator.device.type in ("mps", "xpu") else torch.float32\n'
+                'if activation.device.type not in ["mps", "xpu", "npu"]:  # skip CPU tensors\n'
+                "    pass\n"
+                'gpu = str(device).startswith("mps")\n'
+            ),
+            "default": UNCHANGED,
+        },
+        id="device types written out in a membership test, and a prefix test: the target's device; left on cpu and "
+           "accelerator (CUDA's name holds on a CUDA host, not on the CPU)",
+    ),
+    pytest.param(
+        TORCH + (
             'if args.device.type == "cuda":\n'
             "    pass\n"
         ),

@@ -42,6 +42,30 @@ def device_call_literal(node: cst.BaseExpression) -> cst.SimpleString | None:
     return value if name == "device" and isinstance(value, cst.SimpleString) else None
 
 
+COLLECTIONS = (cst.Tuple, cst.List, cst.Set)
+PREFIX_TESTS = ("startswith",)  # `str(device).startswith("cuda")`
+
+
+def listed_device_literals(node: cst.Comparison) -> list[cst.SimpleString]:
+    """The "cuda" literals of `x in ("cuda", "xpu")` or `x not in ["cuda", ...]`: a membership test
+    against device types written out, which asks "is this one of these accelerators?"."""
+    if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, MEMBERSHIP):
+        return []
+    collection = node.comparisons[0].comparator
+    if not isinstance(collection, COLLECTIONS):
+        return []
+    return [e.value for e in collection.elements if isinstance(e, cst.Element) and cuda_literal_index(e.value)[0]]
+
+
+def prefix_test_literal(call: cst.CSTNode | None) -> cst.SimpleString | None:
+    """The "cuda" of `x.startswith("cuda")`, or None."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in PREFIX_TESTS
+            and len(call.args) == 1 and call.args[0].keyword is None):
+        return None
+    value = call.args[0].value
+    return value if cuda_literal_index(value)[0] and isinstance(value, cst.SimpleString) else None
+
+
 class DeviceComparisonRule(Rule):
     """A comparison with `"cuda"` asks "are we on the accelerator?", and keeps its answer: true on
     the target's device, false on the CPU.
@@ -51,6 +75,11 @@ class DeviceComparisonRule(Rule):
     device (`== 'npu'`); on the CPU target the test is left as it is, false as it should be,
     so that a script with its own CPU path takes it; on the device-agnostic target it holds
     only where `DEVICE_TYPE` is an accelerator: `device_type == DEVICE_TYPE != "cpu"`.
+
+    A device type among others written out (`x in ("cuda", "xpu")`, `x not in ["cuda", "npu"]`) and
+    a prefix test (`str(device).startswith("cuda")`) name the target's device on a device target;
+    on the CPU and the device-agnostic targets they stay as written: CUDA's name is true on a CUDA
+    host and false on the CPU, as the script meant.
     """
 
     code = "TP013"
@@ -62,6 +91,8 @@ class DeviceComparisonRule(Rule):
     sample = 'import torch\n\n\ndef on_gpu(x):\n    return x.device.type == "cuda"\n'
 
     def visit_Comparison(self, node: cst.Comparison) -> None:  # noqa: N802
+        for literal in listed_device_literals(node):
+            self._name_the_device(literal)
         found = device_comparison(node)
         if found is None or not self.target.has_device:
             return
@@ -98,6 +129,18 @@ class DeviceComparisonRule(Rule):
         self.change(
             node, fix, f'compare with {device}, which is "cpu" when no accelerator is present', needs=device
         )
+
+    def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
+        literal = prefix_test_literal(node)
+        if literal is not None:
+            self._name_the_device(literal)
+
+    def _name_the_device(self, literal: cst.SimpleString) -> None:
+        """The literal names the target's device where that is known (a device target); left elsewhere."""
+        if not self.target.has_device or self.target.device_type is None:
+            return
+        new = device_expression(self.target, cuda_literal_index(literal)[1], like=literal)
+        self.change(literal, lambda _: parse_expression(new), f'test for {new} instead of "cuda"')
 
     def _stands_alone(self, node: cst.Comparison) -> bool:
         """Whether `node` can become an `and`/`or` expression without parentheses."""

@@ -9,7 +9,8 @@ import libcst as cst
 from torchport.migrate.rules.base.device_exprs import cuda_literal_index, device_expression, quoted, string_value
 from torchport.migrate.rules.base.nodes import call_argument, parse_expression
 from torchport.migrate.rules.base.rule import Rule
-from torchport.migrate.rules.device_comparisons import device_call_literal, device_comparison
+from torchport.migrate.rules.device_comparisons import (device_call_literal, device_comparison, listed_device_literals,
+                                                        prefix_test_literal)
 from torchport.string_literals import is_key_argument
 
 # "cuda:%d" % i, "cuda:{}".format(i): a prefix filled in at run time.
@@ -82,9 +83,23 @@ class DeviceLiteralRule(Rule):
                 if isinstance(call, cst.Call):
                     self._rewrite_prefix(node, call, value)
 
+    def _plain_f_string(self, node: cst.FormattedString) -> None:
+        """`f"cuda"`, an f-string with nothing to format (llama-cookbook's `device = device or f"cuda"`):
+        the device, as its plain string is."""
+        if len(node.parts) != 1 or not isinstance(node.parts[0], cst.FormattedStringText) or "b" in node.prefix.lower():
+            return
+        plain = cst.SimpleString(f"{node.start[len(node.prefix):]}{node.parts[0].value}{node.end}")
+        is_device, index = cuda_literal_index(plain)
+        parent = self.parent(node)
+        if not is_device or isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.Expr)):
+            return
+        new = device_expression(self.target, index, like=plain)
+        self.change(node, lambda _: parse_expression(new), f'replace device f"{string_value(plain)}" with {new}', needs=new)
+
     def _names_a_key(self, node: cst.SimpleString, parent: cst.CSTNode | None) -> bool:
         """Whether `node` is a dict key, a subscript, a key passed to `.get/.pop/.setdefault`,
-        an attribute name passed to `getattr` and its kin, or an operand of a TP013 comparison."""
+        an attribute name passed to `getattr` and its kin, or an operand of a TP013 comparison
+        (a membership or prefix test included)."""
         if isinstance(parent, cst.DictElement):
             return parent.key is node
         if isinstance(parent, cst.Index):
@@ -94,6 +109,13 @@ class DeviceLiteralRule(Rule):
         if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
             comparison = parent if isinstance(parent, cst.Comparison) else self.parent(parent)
             return device_comparison(comparison) is not None
+        if isinstance(parent, cst.Element):  # `x in ("cuda", "xpu")`: TP013's
+            collection = self.parent(parent)
+            comparison = self.parent(self.parent(collection)) if collection is not None else None  # (its ComparisonTarget's)
+            if isinstance(comparison, cst.Comparison) and any(node is e for e in listed_device_literals(comparison)):
+                return True
+        if isinstance(parent, cst.Arg) and prefix_test_literal(self.parent(parent)) is node:  # `.startswith("cuda")`: TP013's
+            return True
         return is_key_argument(parent, self.parent)
 
     def _name_the_device_in_the_help(self, literal: cst.SimpleString) -> None:
@@ -182,6 +204,7 @@ class DeviceLiteralRule(Rule):
         self.change(node, lambda _: parse_expression(new), f'replace device prefix "cuda:" with {new}', needs=new)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:  # noqa: N802
+        self._plain_f_string(node)
         parts = node.parts
         if not (
             len(parts) == 2
