@@ -35,7 +35,7 @@ LIGHTNING_ENTRIES = frozenset({
 })
 LIGHTNING_ACCELERATOR_KEYWORD = "accelerator"
 LIGHTNING_PRECISION_KEYWORD = "precision"
-LIGHTNING_GPU = frozenset({"gpu"})  # (its "cuda" is a device type: the device-string rule renames it)
+LIGHTNING_GPU = frozenset({"gpu"})  # (and "cuda", a device type, which the rule reads as such)
 LIGHTNING_AUTO = "auto"
 LIGHTNING_FLOAT16 = frozenset({"16-mixed", "16", "16-true"})
 LIGHTNING_BFLOAT16 = {"16-mixed": "bf16-mixed", "16": "bf16-mixed", "16-true": "bf16-true"}

@@ -139,7 +139,7 @@ TARGET = Target(
             _renamed(CAPABILITY, f"torch.get_device_module(DEVICE_TYPE).{CAPABILITY}",
                      f"CUDA's (major, minor) on a GPU; {NO_CAPABILITY} elsewhere, as on the host (torch.accelerator's and "
                      "torch.xpu's answer a dict of properties, torch_npu's None)",
-                     guard=f"torch.version.cuda is not None and {GUARD}", value=NO_CAPABILITY),
+                     guard=f"(torch.version.cuda or torch.version.hip) is not None and {GUARD}", value=NO_CAPABILITY),
             _renamed("mem_get_info", "torch.accelerator.get_memory_info", f"(free, total): the accelerator's, only when {GUARD}; "
                      "else the host's", guard=GUARD, value=HOST_MEMORY),
             _renamed("Stream", "torch.Stream", "torch's device-generic stream, on DEVICE_TYPE", device_first=True),

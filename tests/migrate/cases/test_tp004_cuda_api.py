@@ -594,7 +594,7 @@ CASES = [
                 "props = (torch.get_device_module(DEVICE_TYPE).get_device_properties(0) if torch.accelerator.is_available() else host_properties())\n"
                 "free, total = (torch.accelerator.get_memory_info() if torch.accelerator.is_available() else host_memory_info())\n"
                 "major, minor = (torch.get_device_module(DEVICE_TYPE).get_device_capability() "
-                "if torch.version.cuda is not None and torch.accelerator.is_available() else (0, 0))\n"
+                "if (torch.version.cuda or torch.version.hip) is not None and torch.accelerator.is_available() else (0, 0))\n"
             ),
         },
         id="properties, memory info and capability: the host's answer where there is no device; (0, 0) where the "

@@ -10,6 +10,27 @@ CODE = "TP017"
 CASES = [
     pytest.param(
         TORCH + (
+            "activities = [torch.profiler.ProfilerActivity.CPU]\n"
+            "if use_gpu:\n"
+            "    activities.append(torch.profiler.ProfilerActivity.CUDA)\n"
+        ),
+        {
+            "npu": "import torch\nimport torch_npu\nimport torch_npu.profiler\n" + (
+                "activities = [torch_npu.profiler.ProfilerActivity.CPU]\n"
+                "if use_gpu:\n"
+                "    activities.append(torch_npu.profiler.ProfilerActivity.NPU)\n"
+            ),
+            "xpu": TORCH + (
+                "activities = [torch.profiler.ProfilerActivity.CPU]\n"
+                "if use_gpu:\n"
+                "    activities.append(torch.profiler.ProfilerActivity.XPU)\n"
+            ),
+            "default": UNCHANGED,
+        },
+        id="the CUDA activity appended (torchtitan): the target's own where it has one (torch_npu's has no CUDA)",
+    ),
+    pytest.param(
+        TORCH + (
             "from torch.profiler import ProfilerActivity, profile\n"
             "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:\n"
             "    y = model(x)\n"

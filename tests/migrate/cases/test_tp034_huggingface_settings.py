@@ -69,6 +69,24 @@ CASES = [
         },
         id="a device-map index on the CPU names the CPU; elsewhere the index is the device's",
     ),
+    pytest.param(
+        "def main(args, unet):\n"
+        "    if args.enable_xformers_memory_efficient_attention:\n"
+        "        if is_xformers_available():\n"
+        "            import xformers\n"
+        "\n"
+        "            if version.parse(xformers.__version__) == version.parse(\"0.0.16\"):\n"
+        "                logger.warning(\"xFormers 0.0.16 cannot be used for training in some GPUs.\")\n"
+        "            unet.enable_xformers_memory_efficient_attention()\n"
+        "        else:\n"
+        "            raise ValueError(\"xformers is not available. Make sure it is installed correctly\")\n"
+        "    unet.train()\n",
+        {
+            "npu": "import torch_npu\n\ndef main(args, unet):\n    unet.train()\n",
+            "default": "def main(args, unet):\n    unet.train()\n",
+        },
+        id="diffusers' examples: the block the flag switches goes whole, its version check and its raise with it",
+    ),
 ]
 
 ROWS = [

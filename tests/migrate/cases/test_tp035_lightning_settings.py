@@ -51,14 +51,9 @@ CASES = [
             "xpu": 'from lightning.fabric import Fabric\nfabric = Fabric(accelerator="xpu", precision="bf16-mixed")\n',
             "mps": 'from lightning.fabric import Fabric\nfabric = Fabric(accelerator="mps", precision="bf16-mixed")\n',
             "cpu": 'from lightning.fabric import Fabric\nfabric = Fabric(accelerator="cpu", precision="bf16-mixed")\n',
-            "accelerator": (
-                "import torch\n"
-                "from lightning.fabric import Fabric\n"
-                'DEVICE_TYPE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'
-                "fabric = Fabric(accelerator=DEVICE_TYPE, precision=\"bf16-mixed\")\n"
-            ),
+            "accelerator": 'from lightning.fabric import Fabric\nfabric = Fabric(accelerator="auto", precision="bf16-mixed")\n',
         },
-        id="Fabric's \"cuda\" is a device type, renamed as any; bfloat16 kept",
+        id="Fabric's \"cuda\": the target's device type, \"auto\" on accelerator (Lightning finds it); bfloat16 kept",
     ),
 ]
 

@@ -9,6 +9,7 @@ import libcst as cst
 from torchport.migrate.rules.base.device_exprs import cuda_literal_index, device_expression, quoted, string_value
 from torchport.migrate.rules.base.nodes import call_argument, parse_expression
 from torchport.migrate.rules.base.rule import Rule
+from torchport.migrate.rules.framework_settings import is_lightning_accelerator
 from torchport.migrate.rules.device_comparisons import (device_call_literal, device_comparison, listed_device_literals,
                                                         prefix_test_literal)
 from torchport.string_literals import is_key_argument
@@ -115,6 +116,8 @@ class DeviceLiteralRule(Rule):
             if isinstance(comparison, cst.Comparison) and any(node is e for e in listed_device_literals(comparison)):
                 return True
         if isinstance(parent, cst.Arg) and prefix_test_literal(self.parent(parent)) is node:  # `.startswith("cuda")`: TP013's
+            return True
+        if is_lightning_accelerator(self, node, parent):  # Trainer(accelerator="cuda"): TP035's
             return True
         return is_key_argument(parent, self.parent)
 

@@ -12,6 +12,7 @@ from torchport.apis.frameworks import (ATTENTION_ATTRIBUTES, ATTENTION_KEYWORD, 
                                        LIGHTNING_PRECISION_KEYWORD, PORTABLE_ATTENTION,
                                        XFORMERS_SWITCH, lightning_accelerator)
 from torchport.findings import Operation
+from torchport.migrate.rules.base.device_exprs import cuda_literal_index
 from torchport.migrate.rules.base.fixes import remove_statement
 from torchport.migrate.rules.base.nodes import call_argument, dotted_name
 from torchport.migrate.rules.base.rule import Rule
@@ -24,7 +25,9 @@ class HuggingFaceSettingsRule(Rule):
     """transformers' `attn_implementation="flash_attention_2"` (a keyword, a dict entry of model
     arguments, a config attribute) asks for flash-attn's CUDA kernels: "sdpa", torch's attention,
     runs on every device. diffusers' `x.enable_xformers_memory_efficient_attention()` needs
-    xformers (CUDA only): dropped, as diffusers' default attention is SDPA. On the CPU a
+    xformers (CUDA only): dropped, as diffusers' default attention is SDPA; inside the examples'
+    `if args.enable_xformers_memory_efficient_attention:` block, the block goes whole (its version
+    checks and its `else: raise ValueError("xformers is not available")` with it). On the CPU a
     `device_map` index (`0`, `{"": local_rank}`) names an accelerator there is none of: "cpu"."""
 
     code = "TP034"
@@ -55,14 +58,29 @@ class HuggingFaceSettingsRule(Rule):
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == XFORMERS_SWITCH):
             return
-        line = sole_statement(self, node)
         why = "xformers is built for CUDA alone; diffusers' default attention, torch's SDPA, runs here"
+        block = self._switched_by_flag(node)
+        if block is not None:  # (its checks of xformers' version and its `else: raise` go with it)
+            self.change(block, remove_statement, f"drop the {XFORMERS_SWITCH} block: {why}",
+                        operation=Operation.DELETE, api=XFORMERS_SWITCH)
+            return
+        line = sole_statement(self, node)
         if line is None:
             self.report(node, Operation.NOTE, f"{XFORMERS_SWITCH}() raises without xformers: {why}; left (its value is used)",
                         api=XFORMERS_SWITCH)
             return
         self.change(line, remove_statement, f"drop {XFORMERS_SWITCH}(): {why}", operation=Operation.DELETE,
                     api=XFORMERS_SWITCH)
+
+    def _switched_by_flag(self, call: cst.Call) -> cst.If | None:
+        """The `if args.enable_xformers_memory_efficient_attention:` block around `call` (diffusers'
+        examples), with no else of its own, where there is one."""
+        node = self.parent(call)
+        while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            if isinstance(node, cst.If) and node.orelse is None and _names_the_switch(node.test):
+                return node
+            node = self.parent(node)
+        return None
 
     def _portable_attention(self, value: cst.BaseExpression) -> None:
         name = string_value(value)
@@ -81,9 +99,30 @@ class HuggingFaceSettingsRule(Rule):
                         f'a device_map index names an accelerator: "{HOST_DEVICE_TYPE}" here', api=DEVICE_MAP_KEYWORD)
 
 
+def lightning_entry(rule: Rule, call: cst.CSTNode | None) -> str | None:
+    """The qualified name of Lightning's Trainer or Fabric that `call` calls, else None."""
+    if not isinstance(call, cst.Call):
+        return None
+    imports, dotted = rule.context.imports, dotted_name(call.func)
+    entry = imports.qualified_name(dotted) if imports is not None and dotted is not None else None
+    return entry if entry in LIGHTNING_ENTRIES else None
+
+
+def is_lightning_accelerator(rule: Rule, literal: cst.SimpleString, parent: cst.CSTNode | None) -> bool:
+    """Whether `literal` is the accelerator given to Lightning's Trainer or Fabric (TP035's, not a device string)."""
+    return (isinstance(parent, cst.Arg) and parent.keyword is not None
+            and parent.keyword.value == LIGHTNING_ACCELERATOR_KEYWORD and lightning_entry(rule, rule.parent(parent)) is not None)
+
+
+def _names_the_switch(test: cst.BaseExpression) -> bool:
+    name = test.attr.value if isinstance(test, cst.Attribute) else test.value if isinstance(test, cst.Name) else ""
+    return name == XFORMERS_SWITCH
+
+
 class LightningSettingsRule(Rule):
-    """Lightning's `Trainer`/`Fabric(accelerator="gpu")` names CUDA: the target's device type (its
-    "cuda" is renamed as any device string is). Where Lightning has no accelerator of that name
+    """Lightning's `Trainer`/`Fabric(accelerator="gpu")` (or "cuda") names CUDA: the target's device
+    type, "auto" on the device-agnostic target (Lightning picks the accelerator it finds; a device
+    type it has no accelerator for would raise). Where Lightning has no accelerator of that name
     built in (npu, xpu) a row says a plugin must register one. On the CPU its mixed precision is
     bfloat16: `precision="16-mixed"` → `"bf16-mixed"`."""
 
@@ -92,14 +131,13 @@ class LightningSettingsRule(Rule):
     mentions = rb"\bTrainer\b|\bFabric\b"
     reads = ()
     title = "Lightning settings"
-    readme = """Lightning's `Trainer`/`Fabric(accelerator="gpu")` → the target's device type (`"auto"` on accelerator), a row
+    readme = """Lightning's `Trainer`/`Fabric(accelerator="gpu"/"cuda")` → the target's device type (`"auto"` on accelerator), a row
     where Lightning needs a plugin for it (npu, xpu); on cpu `precision="16-mixed"` → `"bf16-mixed"`"""
     sample = 'import lightning as L\ntrainer = L.Trainer(accelerator="gpu", precision="16-mixed")\n'
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
-        imports, dotted = self.context.imports, dotted_name(node.func)
-        entry = imports.qualified_name(dotted) if imports is not None and dotted is not None else None
-        if entry not in LIGHTNING_ENTRIES:
+        entry = lightning_entry(self, node)
+        if entry is None:
             return
         accelerator = call_argument(node, LIGHTNING_ACCELERATOR_KEYWORD)
         if accelerator is not None:
@@ -110,12 +148,11 @@ class LightningSettingsRule(Rule):
 
     def _accelerator(self, value: cst.BaseExpression, entry: str) -> None:
         name = string_value(value)
-        if name not in LIGHTNING_GPU and name != "cuda":
+        if name not in LIGHTNING_GPU and not cuda_literal_index(value)[0]:
             return
         ours = lightning_accelerator(self.target.device_type)
-        if name in LIGHTNING_GPU:
-            self.change(value, lambda updated: quoted(updated, ours), f'Lightning\'s accelerator "{name}" is CUDA: "{ours}"',
-                        api=entry)
+        self.change(value, lambda updated: quoted(updated, ours), f'Lightning\'s accelerator "{name}" is CUDA: "{ours}"',
+                    api=entry)
         if not self.target.lightning_built_in:
             self.report(value, Operation.UNSUPPORTED, f'Lightning has no "{ours}" accelerator built in: register one '
                         "(an Accelerator subclass, from a plugin or your own, in its AcceleratorRegistry) before "

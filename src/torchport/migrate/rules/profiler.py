@@ -13,7 +13,8 @@ from torchport.migrate.rules.base.rule import ApiReferenceRule, Rule
 class ProfilerActivityRule(Rule):
     """`activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` asks the profiler for device
     work: the target's own activity (XPU; NPU, with torch_npu's profiler standing for torch's:
-    ProfilerModuleRule); on the CPU and MPS the CUDA activity goes (the profiler records nothing
+    ProfilerModuleRule), wherever the CUDA activity is named (`activities.append(...CUDA)` too:
+    torch_npu's ProfilerActivity has no CUDA); on the CPU and MPS the CUDA activity goes (the profiler records nothing
     for it); on the device-agnostic target a list of CPU and CUDA becomes
     `torch.profiler.supported_activities()`."""
 
@@ -31,13 +32,14 @@ class ProfilerActivityRule(Rule):
             return
         element = self.parent(node)
         container = self.parent(element)
-        if not (isinstance(element, cst.Element) and isinstance(container, (cst.List, cst.Tuple, cst.Set))):
-            return
         target = self.target
+        listed = isinstance(element, cst.Element) and isinstance(container, (cst.List, cst.Tuple, cst.Set))
+        if not listed:  # (`activities.append(ProfilerActivity.CUDA)`, a name bound to it: the target's activity, where it has one)
+            if target.profiler_activity is not None and self._class_has_the_activity(node):
+                self._record_the_targets(node)
+            return
         if target.profiler_activity is not None and self._class_has_the_activity(node):
-            activity = target.profiler_activity
-            self.change(node, lambda updated: updated.with_changes(attr=cst.Name(activity)),
-                        f"record {activity} work instead of CUDA work")
+            self._record_the_targets(node)
         elif drops_cuda_activity(target):
             self._drop(container, element)
         elif target.device_type is None and self._cpu_and_cuda(container):
@@ -47,6 +49,11 @@ class ProfilerActivityRule(Rule):
         else:
             self.report(node, Operation.NOTE, f"records no {target.name} work: {target.name}'s own profiler does",
                         api=f"{ACTIVITY}.{CUDA_ACTIVITY}")
+
+    def _record_the_targets(self, node: cst.Attribute) -> None:
+        activity = self.target.profiler_activity
+        self.change(node, lambda updated: updated.with_changes(attr=cst.Name(activity)),
+                    f"record {activity} work instead of CUDA work")
 
     def _class_has_the_activity(self, node: cst.Attribute) -> bool:
         """Whether the ProfilerActivity `node` reads from will have the target's activity: torch's

@@ -23,6 +23,6 @@ if isinstance(x, TENSOR_TYPES.FloatTensor):
 labels = TENSOR_TYPES.LongTensor([1, 0])
 half = x.type(TENSOR_TYPES.HalfTensor, non_blocking=True)
 dtype = 'bfloat16' if torch.accelerator.is_available() and device_bf16_supported() else 'float16'
-major, minor = (torch.get_device_module(DEVICE_TYPE).get_device_capability() if torch.version.cuda is not None and torch.accelerator.is_available() else (0, 0))
+major, minor = (torch.get_device_module(DEVICE_TYPE).get_device_capability() if (torch.version.cuda or torch.version.hip) is not None and torch.accelerator.is_available() else (0, 0))
 with contextlib.nullcontext():
     y = x * 2
