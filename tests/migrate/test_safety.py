@@ -196,7 +196,7 @@ def src(tmp_path: Path, outside: Path) -> Path:
     script = root / "run.py"
     script.write_text('#!/usr/bin/env python\nimport torch\nprint(torch.zeros(1, device="cuda"))\n')
     script.chmod(0o755)
-    (root / "run.sh").write_text("#!/bin/sh\nCUDA_VISIBLE_DEVICES=0 python train.py\n")
+    (root / "run.sh").write_text("#!/bin/sh\nOMP_NUM_THREADS=1 python train.py\n")  # (no setting: copied as it is)
     (root / "run.sh").chmod(0o755)
     os.symlink(outside / "secret.py", root / "link_out.py")
     os.symlink(outside / "lib", root / "linked_lib")

@@ -1,5 +1,6 @@
-"""NCCL's settings in the shell scripts that launch training: renamed to their HCCL twins on npu
-(with rows), noted where nothing reads them, the script otherwise copied as it is."""
+"""NCCL's settings and CUDA_VISIBLE_DEVICES in the shell scripts that launch training: renamed to
+their twins on npu (HCCL's, ASCEND_RT_VISIBLE_DEVICES) with rows, noted where nothing reads them, the
+script otherwise copied as it is."""
 
 from __future__ import annotations
 
@@ -67,3 +68,29 @@ def test_a_diff_shows_the_script(cli, tree, tmp_path):
     status, stdout, _ = cli("migrate", tree, "--target", "npu", "--diff")
     assert status == 0 and "+export HCCL_ASYNC_ERROR_HANDLING=1" in stdout
     assert (tree / "run.sh").read_text() == SCRIPT  # (the input is read-only)
+
+
+DEVICES = """#!/bin/bash
+export CUDA_VISIBLE_DEVICES=0,1  # two GPUs
+torchrun --nproc_per_node 2 train.py --gpus "$CUDA_VISIBLE_DEVICES"
+"""
+
+
+@pytest.mark.parametrize(("target", "expected", "found"), [
+    ("npu", DEVICES.replace("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"), [("2", "MODIFY"), ("3", "MODIFY")]),
+    ("xpu", DEVICES.replace("CUDA_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"), [("2", "MODIFY"), ("3", "MODIFY")]),
+    ("cpu", DEVICES, [("2", "CUDA_VISIBLE_DEVICES"), ("3", "CUDA_VISIBLE_DEVICES")]),
+    ("accelerator", DEVICES, []),
+], ids=["npu", "xpu", "cpu: noted", "accelerator: CUDA's own on a GPU"])
+def test_the_visible_devices_are_the_targets_own(cli, tree, tmp_path, target, expected, found):
+    (tree / "run.sh").write_text(DEVICES)
+    out = tmp_path / "out"
+    assert cli("migrate", tree, "-o", out, "--target", target, "--quiet")[0] == 0
+    assert (out / "run.sh").read_text() == expected and rows(out) == found
+
+
+def test_ignoring_tp008_leaves_the_visible_devices(cli, tree, tmp_path):
+    (tree / "run.sh").write_text(DEVICES)
+    out = tmp_path / "out"
+    assert cli("migrate", tree, "-o", out, "--target", "npu", "--ignore", "TP008", "--quiet")[0] == 0
+    assert (out / "run.sh").read_text() == DEVICES and rows(out) == []

@@ -402,9 +402,9 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
     documentation: dict[str, Path] = {}  # shell scripts and markdown: where --distributed finds command lines
     names: set[str] = set()  # every name the tree takes in OUT
     copies: list[tuple[Path, str]] = []  # the other files: (input file, name in OUT)
-    scripts: dict[str, Path] = {}  # shell scripts whose NCCL settings the target renames or notes
+    scripts: dict[str, Path] = {}  # shell scripts whose NCCL settings and visible devices the target renames or notes
     target = targets.get(options.target)
-    reads_scripts = options.choices().rules.allows(shell_settings.CODE)
+    script_codes = tuple(code for code in shell_settings.CODES if options.choices().rules.allows(code))
     for source in sources:
         tree = scan(source.path, options.selection)
 
@@ -427,12 +427,12 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
                 documentation[named(relative)] = source.base / relative
             if relative.suffix == ".py":
                 python[named(relative)] = source.base / relative
-            elif reads_scripts and shell_settings.applies(relative.name, target):
+            elif script_codes and shell_settings.applies(relative.name, target):
                 scripts[named(relative)] = source.base / relative
             elif writer is not None:
                 copies.append((source.base / relative, named(relative)))
     for name, origin in scripts.items():  # (small: read here; the copies, if unchanged, go with the others)
-        if not _launch_script(origin, name, target, outcome, options, writer) and writer is not None:
+        if not _launch_script(origin, name, target, outcome, options, writer, script_codes) and writer is not None:
             copies.append((origin, name))
     outcome.python_files = len(python)
     jobs = (Job(name, data) for name, origin in python.items() if (data := _read(origin, name, outcome)) is not None)
@@ -449,13 +449,15 @@ def _migrate(sources: list[Source], writer: Writer | None, options: Options, out
         _launchers(outcome, options, writer, names, documentation)
 
 
-def _launch_script(origin: Path, name: str, target, outcome: Outcome, options: Options, writer: Writer | None) -> bool:
-    """A shell script's NCCL settings (shell_settings.py): its rows, and the script written where
-    one was renamed. False where nothing changed (it is then copied like the other files)."""
+def _launch_script(origin: Path, name: str, target, outcome: Outcome, options: Options, writer: Writer | None,
+                   codes: tuple[str, ...]) -> bool:
+    """A shell script's NCCL settings and visible devices (shell_settings.py, the rules in `codes`): its
+    rows, and the script written where one was renamed. False where nothing changed (it is then copied
+    like the other files)."""
     data = _documentation(origin)
     if data is None:
         return False
-    text, findings = shell_settings.migrate_script(data, name, target)
+    text, findings = shell_settings.migrate_script(data, name, target, codes)
     outcome.findings += findings
     result = FileResult(text.encode(), findings)
     if not result.changed:

@@ -20,7 +20,7 @@ class VisibleDevicesRule(Rule):
     mentions = rb"CUDA_VISIBLE_DEVICES"
     reads = ()
     title = "CUDA_VISIBLE_DEVICES"
-    readme = """`CUDA_VISIBLE_DEVICES` → `ASCEND_RT_VISIBLE_DEVICES` / `ZE_AFFINITY_MASK`"""
+    readme = """`CUDA_VISIBLE_DEVICES` (in code and in `.sh` launch scripts) → `ASCEND_RT_VISIBLE_DEVICES` / `ZE_AFFINITY_MASK`"""
     sample = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n'
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
@@ -28,9 +28,17 @@ class VisibleDevicesRule(Rule):
             return
         env = self.target.visible_devices_env
         if env is None:
-            self.report(node, Operation.NOTE, f"{CUDA_VISIBLE_DEVICES} has no effect on {self.target.name}; left as is")
+            self.report(node, Operation.NOTE, unused_visible_devices(self.target))
             return
-        self.change(node, lambda updated: quoted(updated, env), f"replace {CUDA_VISIBLE_DEVICES} with {env}")
+        self.change(node, lambda updated: quoted(updated, env), visible_devices_twin(env))
+
+
+def unused_visible_devices(target) -> str:
+    return f"{CUDA_VISIBLE_DEVICES} has no effect on {target.name}; left as is"
+
+
+def visible_devices_twin(env: str) -> str:
+    return f"replace {CUDA_VISIBLE_DEVICES} with {env}"
 
 
 class CudnnFlagRule(Rule):
