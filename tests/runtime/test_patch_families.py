@@ -8,7 +8,7 @@ def test_the_families_are_found_and_installed_in_the_order_they_always_were():
     it captures the original torch.device; compilers last: it reads every replacement made before it)"""
     names = [family.__name__.rsplit(".", 1)[-1] for family in families()]
     assert names == ["patch_torch_npu", "patch_devices", "patch_cuda_module", "patch_amp", "patch_distributed", "patch_memory",
-                     "patch_streams", "patch_apex", "patch_flash_attn", "patch_xformers", "patch_bitsandbytes",
+                     "patch_streams", "patch_apex", "patch_flash_attn", "patch_xformers", "patch_bitsandbytes", "patch_frameworks",
                      "patch_cuda_only", "patch_compilers"]
 
 

@@ -26,6 +26,9 @@ DEVICE_MAP_KEYWORD = "device_map"
 
 # -- diffusers --
 XFORMERS_SWITCH = "enable_xformers_memory_efficient_attention"
+# The classes that have the switch, for `run`: module -> class (a model's, a pipeline's)
+XFORMERS_SWITCHES = {"diffusers.models.modeling_utils": "ModelMixin",
+                     "diffusers.pipelines.pipeline_utils": "DiffusionPipeline"}
 
 # -- Lightning --
 LIGHTNING_ENTRIES = frozenset({
@@ -33,6 +36,14 @@ LIGHTNING_ENTRIES = frozenset({
     "lightning.pytorch.trainer.Trainer", "pytorch_lightning.trainer.Trainer",
     "lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric",
 })
+# Where Trainer and Fabric hand their accelerator= and precision= on (as keywords), for `run` to read:
+# module -> the connector class, in the lightning package and in the standalone ones.
+LIGHTNING_CONNECTORS = {
+    "lightning.fabric.connector": "_Connector",
+    "lightning_fabric.connector": "_Connector",
+    "lightning.pytorch.trainer.connectors.accelerator_connector": "_AcceleratorConnector",
+    "pytorch_lightning.trainer.connectors.accelerator_connector": "_AcceleratorConnector",
+}
 LIGHTNING_ACCELERATOR_KEYWORD = "accelerator"
 LIGHTNING_PRECISION_KEYWORD = "precision"
 LIGHTNING_GPU = frozenset({"gpu"})  # (and "cuda", a device type, which the rule reads as such)
