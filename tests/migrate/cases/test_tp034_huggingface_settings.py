@@ -7,6 +7,15 @@ from _fixture_cases import UNCHANGED, assert_migrates, assert_rows, per_target
 
 CODE = "TP034"
 
+SDPA = (
+    "from transformers import AutoModelForCausalLM\n"
+    'model = AutoModelForCausalLM.from_pretrained(path, attn_implementation="sdpa")\n'
+    'kwargs = {"attn_implementation": "sdpa", "use_cache": False}\n'
+    'model.config._attn_implementation = "sdpa"\n'
+    'if model.config._attn_implementation == "flash_attention_2":\n'
+    "    pack = True\n"
+)
+
 CASES = [
     pytest.param(
         "from transformers import AutoModelForCausalLM\n"
@@ -16,23 +25,8 @@ CASES = [
         'if model.config._attn_implementation == "flash_attention_2":\n'
         "    pack = True\n",
         {
-            "npu": (  # (torch_npu imported: what transformers needs to find the NPU)
-                "import torch_npu\n"
-                "from transformers import AutoModelForCausalLM\n"
-                'model = AutoModelForCausalLM.from_pretrained(path, attn_implementation="sdpa")\n'
-                'kwargs = {"attn_implementation": "sdpa", "use_cache": False}\n'
-                'model.config._attn_implementation = "sdpa"\n'
-                'if model.config._attn_implementation == "flash_attention_2":\n'
-                "    pack = True\n"
-            ),
-            "default": (
-                "from transformers import AutoModelForCausalLM\n"
-                'model = AutoModelForCausalLM.from_pretrained(path, attn_implementation="sdpa")\n'
-                'kwargs = {"attn_implementation": "sdpa", "use_cache": False}\n'
-                'model.config._attn_implementation = "sdpa"\n'
-                'if model.config._attn_implementation == "flash_attention_2":\n'
-                "    pack = True\n"
-            ),
+            "npu": "import torch_npu\n" + SDPA,  # (torch_npu imported: what transformers needs to find the NPU)
+            "default": SDPA,
         },
         id="flash-attn's attention asked for as a keyword, a model argument, a config attribute; a test of it kept",
     ),
