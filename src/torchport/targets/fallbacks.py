@@ -68,7 +68,7 @@ RESULT_VALUES = {
 # A device's properties are the host's: a function written once into the file that needs it
 # (migrate) or evaluated once (run); its memory query differs between Windows and the others.
 HOST_PROPERTIES_FUNCTION = '''def host_properties():
-    """What get_device_properties() tells of a GPU, for the host: its processor, memory and cores."""
+    """What get_device_properties() tells of a GPU, for the host: its processor, memory, cores and name."""
     if os.name == "nt":  # Windows
         import ctypes
 
@@ -78,7 +78,8 @@ HOST_PROPERTIES_FUNCTION = '''def host_properties():
     else:  # Linux, macOS
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0,
-                                 total_memory=memory, multi_processor_count=os.cpu_count())'''
+                                 total_memory=memory, multi_processor_count=os.cpu_count(),
+                                 uuid=f"host-{platform.node()}")'''
 HOST_PROPERTIES = "host_properties()"
 
 # Free and total memory, as `mem_get_info()` answers them for a GPU: the host's. The system counts

@@ -495,7 +495,7 @@ CASES = [
                 "\n"
                 "\n"
                 "def host_properties():\n"
-                '    """What get_device_properties() tells of a GPU, for the host: its processor, memory and cores."""\n'
+                '    """What get_device_properties() tells of a GPU, for the host: its processor, memory, cores and name."""\n'
                 '    if os.name == "nt":  # Windows\n'
                 "        import ctypes\n"
                 "\n"
@@ -505,7 +505,8 @@ CASES = [
                 "    else:  # Linux, macOS\n"
                 '        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")\n'
                 "    return types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0,\n"
-                "                                 total_memory=memory, multi_processor_count=os.cpu_count())\n"
+                "                                 total_memory=memory, multi_processor_count=os.cpu_count(),\n"
+                "                                 uuid=f\"host-{platform.node()}\")\n"
                 "\n"
                 "\n"
                 "def host_memory_info():\n"
@@ -531,7 +532,7 @@ CASES = [
                 "\n"
                 "\n"
                 "def host_properties():\n"
-                '    """What get_device_properties() tells of a GPU, for the host: its processor, memory and cores."""\n'
+                '    """What get_device_properties() tells of a GPU, for the host: its processor, memory, cores and name."""\n'
                 '    if os.name == "nt":  # Windows\n'
                 "        import ctypes\n"
                 "\n"
@@ -541,7 +542,8 @@ CASES = [
                 "    else:  # Linux, macOS\n"
                 '        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")\n'
                 "    return types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0,\n"
-                "                                 total_memory=memory, multi_processor_count=os.cpu_count())\n"
+                "                                 total_memory=memory, multi_processor_count=os.cpu_count(),\n"
+                "                                 uuid=f\"host-{platform.node()}\")\n"
                 "\n"
                 "\n"
                 "def host_memory_info():\n"
@@ -568,7 +570,7 @@ CASES = [
                 "\n"
                 "\n"
                 "def host_properties():\n"
-                '    """What get_device_properties() tells of a GPU, for the host: its processor, memory and cores."""\n'
+                '    """What get_device_properties() tells of a GPU, for the host: its processor, memory, cores and name."""\n'
                 '    if os.name == "nt":  # Windows\n'
                 "        import ctypes\n"
                 "\n"
@@ -578,7 +580,8 @@ CASES = [
                 "    else:  # Linux, macOS\n"
                 '        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")\n'
                 "    return types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0,\n"
-                "                                 total_memory=memory, multi_processor_count=os.cpu_count())\n"
+                "                                 total_memory=memory, multi_processor_count=os.cpu_count(),\n"
+                "                                 uuid=f\"host-{platform.node()}\")\n"
                 "\n"
                 "\n"
                 "def host_memory_info():\n"

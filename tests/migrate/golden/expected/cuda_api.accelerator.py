@@ -8,7 +8,7 @@ TENSOR_TYPES = torch.get_device_module(DEVICE_TYPE) if hasattr(torch.get_device_
 
 
 def host_properties():
-    """What get_device_properties() tells of a GPU, for the host: its processor, memory and cores."""
+    """What get_device_properties() tells of a GPU, for the host: its processor, memory, cores and name."""
     if os.name == "nt":  # Windows
         import ctypes
 
@@ -18,7 +18,8 @@ def host_properties():
     else:  # Linux, macOS
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return types.SimpleNamespace(name=platform.processor() or platform.machine(), major=0, minor=0,
-                                 total_memory=memory, multi_processor_count=os.cpu_count())
+                                 total_memory=memory, multi_processor_count=os.cpu_count(),
+                                 uuid=f"host-{platform.node()}")
 
 
 def host_memory_info():
