@@ -7,7 +7,6 @@ import libcst as cst
 
 from torchport.apis.apex import APEX, INITIALIZE, NPU_FUSED, OPTIMIZERS
 from torchport.findings import Operation
-from torchport.migrate.rules.base.nodes import dotted_name
 from torchport.migrate.rules.base.rule import Rule
 
 COMBINE_GRAD = "combine_grad"
@@ -82,11 +81,7 @@ class ApexAdvice(Rule):
                         f"{self.target.name} (with combine_grad=True in amp.initialize)", api=name)
 
     def _apex_name(self, func: cst.BaseExpression) -> str | None:
-        imports = self.context.imports
-        dotted = dotted_name(func)
-        if imports is None or dotted is None or self.is_bound_here(func):
-            return None
-        name = imports.qualified_name(dotted)
+        name = self.imported_name(func)
         if name is None or not (name == APEX or name.startswith(f"{APEX}.")):
             return None
         if name.startswith(OPTIMIZER_PACKAGE):  # (`apex.optimizers.fused_adam.FusedAdam`)

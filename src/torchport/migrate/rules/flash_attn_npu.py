@@ -37,7 +37,7 @@ class FlashAttnNpuRule(Rule):
         return any(a.name == _ATTENTION and a.replacement == NPU_FUSION_ATTENTION for a in target.advice.affinity)
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
-        if self._imported_as(node.func) not in FLASH_ATTN_FUNC:
+        if self.imported_name(node.func) not in FLASH_ATTN_FUNC:
             return
         given = _bound(node)
         if given is None:
@@ -52,13 +52,6 @@ class FlashAttnNpuRule(Rule):
                     f"flash_attn_func -> {NPU_FUSION_ATTENTION} (layout {NPU_LAYOUT}; causal: sparse_mode "
                     f"{NPU_BOTTOM_RIGHT_CAUSAL}, aligned bottom-right as flash-attn's)", api="flash_attn_func")
 
-
-    def _imported_as(self, func: cst.BaseExpression) -> str | None:
-        """What an imported name refers to (qualified_name answers for torch's names alone)."""
-        imports, dotted = self.context.imports, dotted_name(func)
-        if imports is None or dotted is None or dotted.split(".")[0] not in imports.bindings or self.is_bound_here(func):
-            return None
-        return imports.qualified_name(dotted)
 
 
 def _bound(call: cst.Call) -> dict[str, cst.BaseExpression] | None:

@@ -14,7 +14,7 @@ from torchport.apis.frameworks import (ATTENTION_ATTRIBUTES, ATTENTION_KEYWORD, 
 from torchport.findings import Operation
 from torchport.migrate.rules.base.device_exprs import cuda_literal_index
 from torchport.migrate.rules.base.fixes import remove_statement
-from torchport.migrate.rules.base.nodes import call_argument, dotted_name
+from torchport.migrate.rules.base.nodes import call_argument
 from torchport.migrate.rules.base.rule import Rule
 from torchport.migrate.rules.cuda_api import sole_statement
 from torchport.string_literals import quoted, string_value
@@ -103,8 +103,7 @@ def lightning_entry(rule: Rule, call: cst.CSTNode | None) -> str | None:
     """The qualified name of Lightning's Trainer or Fabric that `call` calls, else None."""
     if not isinstance(call, cst.Call):
         return None
-    imports, dotted = rule.context.imports, dotted_name(call.func)
-    entry = imports.qualified_name(dotted) if imports is not None and dotted is not None else None
+    entry = rule.imported_name(call.func)
     return entry if entry in LIGHTNING_ENTRIES else None
 
 

@@ -12,7 +12,6 @@ from torchport.migrate.rules.base.device_exprs import device_expression
 from torchport.migrate.rules.base.nodes import (
     and_also,
     call_argument,
-    dotted_name,
     keyword_argument,
     parse_expression,
     source_of,
@@ -47,7 +46,7 @@ class LibraryAutocastRule(Rule):
         keyword = self._library_autocast(node.func)
         if keyword is None or any(arg.star for arg in node.args) or call_argument(node, keyword, position=1):
             return  # (a device given: the device-string rules read it)
-        api = self._qualified(node.func)
+        api = self.imported_name(node.func)
         if not self.target.has_device:
             self.report(node, Operation.NOTE, f"{api} {_CUDA_ALONE.format(keyword=keyword)}: float32 here, as the "
                         "script runs on a CPU host (kept)", api=api)
@@ -85,14 +84,8 @@ class LibraryAutocastRule(Rule):
                         f"its calls in other files run float32 on {self.target.name}; give them {keyword}={device}", api=api)
 
     def _library_autocast(self, func: cst.BaseExpression) -> str | None:
-        api = self._qualified(func)
+        api = self.imported_name(func)
         return LIBRARY_AUTOCASTS.get(api) if api else None
-
-    def _qualified(self, func: cst.BaseExpression) -> str | None:
-        imports, dotted = self.context.imports, dotted_name(func)
-        if imports is None or dotted is None:
-            return None
-        return imports.qualified_name(dotted)
 
     def _is_dtype(self, value: cst.BaseExpression) -> bool:
         """`torch.bfloat16` given as `enabled` (ultralytics reads a dtype there): not ANDed with a flag."""

@@ -6,7 +6,6 @@ import libcst as cst
 
 from torchport.apis.frameworks import DEEPSPEED_CONFIG_KEYS
 from torchport.findings import Operation
-from torchport.migrate.rules.base.nodes import dotted_name
 from torchport.migrate.rules.base.rule import Rule
 from torchport.string_literals import string_value
 
@@ -34,8 +33,7 @@ class MissingBuildRule(Rule):
         return bool(target.missing_builds)
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
-        imports, dotted = self.context.imports, dotted_name(node.func)
-        api = imports.qualified_name(dotted) if imports is not None and dotted is not None else None
+        api = self.imported_name(node.func)
         why = self.target.missing_builds.get(api) if api else None
         if why is not None:
             self.report(node, Operation.UNSUPPORTED, f"{api} is not built for {self.target.name}: {why}", api=api)

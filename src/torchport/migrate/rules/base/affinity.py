@@ -13,7 +13,6 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.findings import Operation
-from torchport.migrate.rules.base.nodes import dotted_name
 from torchport.migrate.rules.base.rule import Rule
 from torchport.targets.advice import Affinity
 
@@ -42,8 +41,4 @@ class AffinityRule(Rule):
 
     def called(self, node: cst.Call) -> str | None:
         """The qualified name of what `node` calls, torch's or another library's."""
-        name = self.qualified_name(node.func)
-        dotted = dotted_name(node.func) if name is None and self.context.imports is not None else None
-        if dotted is not None and not self.is_bound_here(node.func):
-            name = self.context.imports.qualified_name(dotted)
-        return name
+        return self.qualified_name(node.func) or self.imported_name(node.func)

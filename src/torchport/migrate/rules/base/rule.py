@@ -94,6 +94,14 @@ class Rule:
         torch_names = sorted(n.name for n in names if n.name.startswith("torch"))
         return torch_names[0] if torch_names else None
 
+    def imported_name(self, node: cst.CSTNode) -> str | None:
+        """What `node` (a name or a dotted name) refers to by the file's imports, any library's
+        (`qualified_name` answers for torch's alone): `L.Trainer` -> `lightning.Trainer`."""
+        imports, dotted = self.context.imports, dotted_name(node)
+        if imports is None or dotted is None or dotted.split(".")[0] not in imports.bindings or self.is_bound_here(node):
+            return None
+        return imports.qualified_name(dotted)
+
     def _outside_shadowing(self, node: cst.CSTNode, name: str) -> bool:
         """Whether `node` lies in none of the functions and classes that bind `name` another way
         than the module's import (then it sees that import: names.py's `shadowed_in`)."""
