@@ -92,16 +92,14 @@ class DeviceComparisonRule(Rule):
 
     def visit_Comparison(self, node: cst.Comparison) -> None:  # noqa: N802
         for literal in listed_device_literals(node):
-            self._name_the_device(literal)
+            self._name_the_device(literal, "test for")
         found = device_comparison(node)
         if found is None or not self.target.has_device:
             return
         literal, other, operator = found
         target = self.target
         if target.device_type is not None:
-            index = cuda_literal_index(literal)[1]
-            new = device_expression(target, index, like=literal)
-            self.change(literal, lambda _: parse_expression(new), f'compare with {new} instead of "cuda"')
+            self._name_the_device(literal, "compare with")
             return
         if cuda_literal_index(literal)[1] is not None:
             return  # "cuda:1" against a device string: rare; TP001 spells the device
@@ -133,14 +131,14 @@ class DeviceComparisonRule(Rule):
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         literal = prefix_test_literal(node)
         if literal is not None:
-            self._name_the_device(literal)
+            self._name_the_device(literal, "test for")
 
-    def _name_the_device(self, literal: cst.SimpleString) -> None:
+    def _name_the_device(self, literal: cst.SimpleString, verb: str) -> None:
         """The literal names the target's device where that is known (a device target); left elsewhere."""
         if not self.target.has_device or self.target.device_type is None:
             return
         new = device_expression(self.target, cuda_literal_index(literal)[1], like=literal)
-        self.change(literal, lambda _: parse_expression(new), f'test for {new} instead of "cuda"')
+        self.change(literal, lambda _: parse_expression(new), f'{verb} {new} instead of "cuda"')
 
     def _stands_alone(self, node: cst.Comparison) -> bool:
         """Whether `node` can become an `and`/`or` expression without parentheses."""
