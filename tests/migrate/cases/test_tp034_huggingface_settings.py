@@ -81,6 +81,18 @@ CASES = [
         },
         id="diffusers' examples: the block the flag switches goes whole, its version check and its raise with it",
     ),
+    pytest.param(
+        "unet.train()\n"
+        "# attention through xformers when asked for\n"
+        "if args.enable_xformers_memory_efficient_attention:\n"
+        "    unet.enable_xformers_memory_efficient_attention()\n"
+        "optimizer = make(unet)\n",
+        {
+            "npu": "import torch_npu\n\nunet.train()\n# attention through xformers when asked for\noptimizer = make(unet)\n",
+            "default": "unet.train()\n# attention through xformers when asked for\noptimizer = make(unet)\n",
+        },
+        id="a comment above the dropped block stays, on the statement that follows (was an internal error)",
+    ),
 ]
 
 ROWS = [

@@ -41,8 +41,7 @@ class ApplyFixes(cst.CSTTransformer):
             result = fix(result)
             if not isinstance(result, cst.CSTNode) or isinstance(result, _RemovedStatement):
                 self.removed.append(original_node)
-            if not isinstance(result, cst.CSTNode):
-                return result
+                return result  # (gone: the leave_* tidying below is for the node's own kind)
         return super().on_leave(original_node, result)
 
     def leave_If(self, original_node, updated_node):  # noqa: N802 (libcst API)
