@@ -51,6 +51,17 @@ CASES = [
         id="the script's own fallback is left to it",
     ),
     pytest.param(
+        TORCH + "try:\n    import bitsandbytes as bnb\nexcept ImportError:\n"
+                "    raise ImportError(\"pip install bitsandbytes\")\n",
+        {**_on_every_plain_target("", "try:\n    import torchport.compat.bitsandbytes as bnb\nexcept ImportError:\n"
+                                      "    raise ImportError(\"pip install bitsandbytes\")\n"),
+         "accelerator": TORCH + "try:\n    try:\n        import bitsandbytes as bnb\n    except ImportError:\n"
+                        "        import torchport.compat.bitsandbytes as bnb\nexcept ImportError:\n"
+                        "    raise ImportError(\"pip install bitsandbytes\")\n",
+         "cuda": UNCHANGED},
+        id="an except that only raises again is no fallback: the stand-in (diffusers' --use_8bit_adam)",
+    ),
+    pytest.param(
         TORCH + "from flash_attn.bert_padding import unpad_input\n",
         {"default": UNCHANGED},
         id="a module no stand-in covers stays",

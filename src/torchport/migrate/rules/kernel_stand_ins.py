@@ -110,16 +110,24 @@ class KernelStandInRule(Rule):
 
     def _own_fallback(self, node: cst.CSTNode) -> bool:
         """Whether `node` is inside a `try` whose handlers catch a failed import: the script
-        falls back by itself (its own path is taken where the package is missing)."""
+        falls back by itself (its own path is taken where the package is missing). A handler that
+        only raises again (`raise ImportError("pip install bitsandbytes")`) is no fallback."""
         child, parent = node, self.parent(node)
         while parent is not None:
             if isinstance(parent, cst.Try) and child is parent.body:
-                if any(handler.type is None or _caught(handler.type) & GUARDING_ERRORS for handler in parent.handlers):
+                catching = [h for h in parent.handlers if h.type is None or _caught(h.type) & GUARDING_ERRORS]
+                if any(not _raises(handler) for handler in catching):
                     self.report(node, Operation.NOTE, "left: the script falls back by itself where the package "
                                                       "is missing (its `except` around the import)")
                     return True
             child, parent = parent, self.parent(parent)
         return False
+
+
+def _raises(handler: cst.ExceptHandler) -> bool:
+    """Whether the handler ends by raising (after logging, say): the script has no path of its own."""
+    last = handler.body.body[-1] if isinstance(handler.body, cst.IndentedBlock) else handler.body
+    return isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and isinstance(last.body[-1], cst.Raise)
 
 
 def _caught(expression: cst.BaseExpression) -> set[str]:
