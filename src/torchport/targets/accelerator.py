@@ -13,6 +13,7 @@ from torchport.targets.fallbacks import (CAPABILITY, MEMORY_HISTORY_VALUES, HOST
                                          NO_CAPABILITY, ONE_DEVICE_DATA_PARALLEL, host_event_class)
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import adapted, noop
+from torchport.apis import kernel_paths
 
 GUARD = "torch.accelerator.is_available()"
 DEVICE_FUNCTION = '''def accelerator_device(device=None):
@@ -71,6 +72,7 @@ def _renamed(name: str, replacement: str, note: str, **extra):
 
 TARGET = Target(
     name="accelerator",
+    kernel_paths=kernel_paths.ACCELERATOR,
     rank=5,
     summary="any accelerator via torch.accelerator / torch.amp, else CPU",
     device_module="torch.accelerator",

@@ -16,6 +16,7 @@ from functools import lru_cache
 from torchport.apis import graphs
 from torchport.apis.amp import AMP_PREFIX, AUTOCAST, TAKES_DEVICE_TYPE, TORCH_AMP
 from torchport.apis.cuda_module import DEVICE_MODULE, PROCESSOR_COUNT
+from torchport.apis.kernel_paths import KernelPath
 from torchport.apis.memory import MEMORY_HISTORY_APIS
 from torchport.targets.advice import Advice, common
 from torchport.targets import fallbacks
@@ -151,6 +152,9 @@ class Target:
     # Other libraries' APIs built for CUDA and not for this target (DeepSpeed's fused optimizers, bitsandbytes'
     # quantization): qualified name -> why, and what to use instead (a row where a script calls one, TP036).
     missing_builds: dict[str, str] = field(default_factory=dict)
+    # The kernel paths of apis/kernel_paths.py (Triton, FP8, FlexAttention, torch.compile, CUDA graphs) this
+    # target lacks or runs with a caveat, each with why and the way out (TP037); the others run as on CUDA.
+    kernel_paths: dict[str, KernelPath] = field(default_factory=dict)
     # The module with torch.cuda.memory's history recorder and snapshots (apis/memory.py MEMORY_HISTORY):
     # "torch.xpu.memory"; None: no device allocator records (fallbacks.MEMORY_HISTORY_VALUES).
     memory_history: str | None = None

@@ -10,6 +10,7 @@ from torchport.targets.fallbacks import (HOST_DEVICE_COUNT, HOST_EVENT, HOST_RNG
                                          HOST_STREAM_CLASS, host_event_class, host_rng_state_verdicts,
                                          host_stream_verdicts)
 from torchport.targets.verdict import noop, same
+from torchport.apis import kernel_paths
 
 CUDA_NAMES = names(TORCH_SURFACE, "torch.cuda")
 NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16", "bf16", "sve_bf16")  # of torch.cpu.get_capabilities()
@@ -19,6 +20,7 @@ CPU_BF16 = f"CPU_BF16 = any(torch.cpu.get_capabilities().get(f, False) for f in 
 
 TARGET = Target(
     name="cpu",
+    kernel_paths=kernel_paths.CPU,
     rank=4,
     advice=common(has_device=False),
     summary="CPU only: no device calls, bfloat16 autocast, gloo",

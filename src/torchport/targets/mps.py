@@ -6,6 +6,7 @@ from torchport.targets.launch import Launch
 from torchport.targets.kernels import Kernels
 from torchport.targets.surface import TORCH_SURFACE, names, version
 from torchport.targets.verdict import same
+from torchport.apis import kernel_paths
 
 # element type -> why the device cannot hold it (the MPS framework has no 64-bit floats)
 DTYPE_LIMITS = {
@@ -16,6 +17,7 @@ DTYPE_LIMITS = {
 
 TARGET = Target(
     name="mps",
+    kernel_paths=kernel_paths.MPS,
     rank=3,
     advice=common(dtype_limits=DTYPE_LIMITS, single_device=True),
     auto=True,

@@ -11,11 +11,13 @@ from torchport.targets.kernels import Kernels
 from functools import lru_cache
 
 from torchport.targets.surface import NPU_SURFACE, TORCH_SURFACE, load, names, version
+from torchport.apis import kernel_paths
 
 NPU_KERNELS = "kernels-torch_npu-2.14.0.json"  # the kernels torch_npu registers (tools/gen_kernels.py npu)
 
 TARGET = Target(
     name="npu",
+    kernel_paths=kernel_paths.NPU,
     rank=1,
     auto=True,
     summary="Huawei Ascend NPU (torch_npu): torch.npu, hccl, ASCEND_RT_VISIBLE_DEVICES",
