@@ -204,7 +204,7 @@ def test_the_text_filter_parses_every_file_that_may_hold_a_row(tmp_path, monkeyp
     }
     project = write_tree(tmp_path / "p", {**TRAINER, **tricky})
     filtered = rows(not_scanned(project))
-    monkeypatch.setattr(unscanned._Project, "worth_reading", lambda self, text: True)
+    monkeypatch.setattr(unscanned._Project, "worth_reading", lambda self, text, relative: True)
     assert filtered == rows(not_scanned(project))
     assert {f for f, *_ in filtered} >= {"continued.py", "oneline.py", "semicolon.py", "parenthesised.py"}
 
@@ -277,3 +277,21 @@ def test_a_cuda_only_kernel_package_gets_no_install_advice(tmp_path):
         assert row.kind == CUDA_LIBRARY and "install" not in row.action.replace("nothing to install", ""), row
     assert "torchport's stand-in" in rows["flash_attn"].action and "TP029" in rows["bitsandbytes"].action
     assert "reference path" in rows["mamba_ssm"].action and "Triton" in rows["triton"].action
+
+
+def test_a_project_folder_named_like_a_kernel_package_hides_it_only_where_python_finds_that_folder(tmp_path):
+    """(mamba keeps its kernels in mamba_ssm/ops/triton/ and ops/tilelang/: `import triton` in them
+    is the package, not the folder; a script beside such a folder imports the folder)"""
+    write_tree(tmp_path, {
+        "ssm/__init__.py": "",
+        "ssm/ops/__init__.py": "",
+        "ssm/ops/triton/__init__.py": "",
+        "ssm/ops/triton/norm.py": "import triton\nimport tilelang\nimport cutlass.cute as cute\nimport quack\n",
+        "ssm/ops/tilelang/__init__.py": "",
+        "tools/triton/__init__.py": "",
+        "tools/bench.py": "import triton\n",
+    })
+    found = {(row.file, row.module): row for row in not_scanned(tmp_path) if importlib.util.find_spec(row.module) is None}
+    assert set(found) == {("ssm/ops/triton/norm.py", name) for name in ("triton", "tilelang", "cutlass", "quack")}
+    for row in found.values():
+        assert row.kind == CUDA_LIBRARY and "install" not in row.action.replace("nothing to install", ""), row

@@ -14,7 +14,8 @@ window_size (left, right) counted from that diagonal), `flash_attn/modules/mha.p
 `xformers/ops/fmha/__init__.py` and `fmha/attn_bias.py` (LowerTriangularMask is aligned top-left,
 LowerTriangularFromBottomRightMask bottom-right), `xformers/ops/swiglu_op.py`; bitsandbytes 0.4x
 `bitsandbytes/optim/{adam,adamw,lion,sgd,rmsprop,adagrad}.py` (constructor parameters and
-defaults). ../shared/reference/modern.md has the call forms and the public threads.
+defaults); the project pages of CUTLASS's CuTe DSL, QuACK, TileLang, TensorRT and Polygraphy (which
+devices each builds for). ../shared/reference/modern.md has the call forms and the public threads.
 No torch at import.
 """
 
@@ -163,6 +164,18 @@ NO_STAND_IN = {
                                                "scores (or scaled_dot_product_attention with is_causal=True)",
     "scaled_masked_softmax_cuda": "Megatron's fused masked softmax: torch.softmax on the masked scores",
     "flashinfer": "FlashInfer's kernels are CUDA's: torch.nn.functional.scaled_dot_product_attention",
+    "cutlass": "CUTLASS's CuTe DSL compiles for NVIDIA GPUs only: the project's torch reference path of each "
+               "kernel, or its computation in torch",
+    "quack": "QuACK's kernels are CuTe DSL, for NVIDIA GPUs only: torch.nn.RMSNorm / LayerNorm, "
+             "torch.nn.functional.cross_entropy, torch.softmax",
+    "tilelang": "TileLang compiles for CUDA and ROCm: the project's torch reference path of each kernel, or its "
+                "computation in torch",
+    "tensorrt": "TensorRT is NVIDIA's inference runtime: export to ONNX (torch.onnx.export) and run it with the "
+                "target's runtime (ONNX Runtime; on an NPU, Ascend's ATC offline models)",
+    "torch_tensorrt": "Torch-TensorRT compiles for NVIDIA GPUs only: torch.compile, or an ONNX export run by the "
+                      "target's runtime",
+    "polygraphy": "Polygraphy drives TensorRT, NVIDIA's inference runtime: an ONNX export run by the target's "
+                  "runtime (ONNX Runtime; on an NPU, Ascend's ATC offline models)",
 }
 
 

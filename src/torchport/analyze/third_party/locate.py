@@ -135,3 +135,27 @@ def own_modules(tree: Path, files: list[Path]) -> set[str]:
         names.update(relative.parts[:-1])
     return names
 
+
+def own_folders(tree: Path, files: list[Path]) -> dict[str, set[Path]]:
+    """Each name of `own_modules(tree, files)` (a folder tree) with the folders, relative to the
+    tree, that hold a module or package of that name."""
+    places: dict[str, set[Path]] = {}
+    for path in files:
+        relative = path.relative_to(tree)
+        places.setdefault(relative.stem, set()).add(relative.parent)
+        for depth, part in enumerate(relative.parts[:-1]):
+            places.setdefault(part, set()).add(Path(*relative.parts[:depth]) if depth else Path("."))
+    return places
+
+
+def search_folders(tree: Path, relative: Path) -> set[Path]:
+    """Where an absolute import in the tree's file `relative` finds the project's modules: the
+    file's own folder (sys.path[0] when it runs as a script), the tree's root, and the folder its
+    package chain starts from (where `python -m package.module` runs)."""
+    folders = {relative.parent, Path(".")}
+    start = relative.parent
+    while start != Path(".") and (tree / start / "__init__.py").is_file():
+        start = start.parent
+    folders.add(start)
+    return folders
+

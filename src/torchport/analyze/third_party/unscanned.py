@@ -22,7 +22,7 @@ from torchport.analyze.third_party.distributions import distribution_of
 from torchport.analyze.third_party.extensions import builds_in, compiled_build, named_as_extension
 from torchport.analyze.third_party.files import COMPILED_LIBRARIES, walk
 from torchport.analyze.third_party.imports import ImportSite, import_sites
-from torchport.analyze.third_party.locate import NOT_THIRD_PARTY, own_modules, package_roots
+from torchport.analyze.third_party.locate import NOT_THIRD_PARTY, own_folders, own_modules, package_roots, search_folders
 from torchport.apis.apex import APEX
 from torchport.apis.kernels_llm import STAND_INS, no_stand_in_advice
 from torchport.errors import UsageError
@@ -135,6 +135,7 @@ class _Project:
         self.lead = [root.name] if root.is_dir() and (root / "__init__.py").is_file() else []
         python = [base / f for f in files if f.suffix == ".py"] if root.is_file() else list(walk(root, (".py",)))
         self.own = own_modules(root, python)
+        self.own_folders = own_folders(root, python) if root.is_dir() else {}
         self.module_files = {p.stem for p in python if p.name != "__init__.py"}
         self.texts = {f: _read(base / f) for f in files if f.suffix == ".py"}
         self.trees: dict[Path, ast.Module] = {}
@@ -152,7 +153,17 @@ class _Project:
             self.trees[relative] = tree or ast.Module(body=[], type_ignores=[])
         return self.trees[relative]
 
-    def worth_reading(self, text: bytes) -> bool:
+    def is_own(self, top: str, relative: Path) -> bool:
+        """Whether `top`, imported in the file `relative`, is the project's own module. A CUDA-only
+        kernel package's name (mamba's `ops/triton/` folder beside `import triton`) is the
+        project's only where Python would find that folder from the file."""
+        if top not in self.own:
+            return False
+        if top not in self.own_folders or (top not in STAND_INS and no_stand_in_advice(top) is None):
+            return True
+        return bool(self.own_folders[top] & search_folders(self.base, relative))
+
+    def worth_reading(self, text: bytes, relative: Path) -> bool:
         """Whether a file may hold a row: an import that is not installed, or one that may load a
         CUDA extension; decided from its text, so that most files are never parsed."""
         if _EXTENSION_NAME.search(text) or any(name in text for name in self.built_names):
@@ -160,7 +171,7 @@ class _Project:
         tops = _absolute_tops(text)
         if tops is None:
             return True
-        return any(_third_party(top) and top not in self.own and not self.is_installed(top) for top in tops)
+        return any(_third_party(top) and not self.is_own(top, relative) and not self.is_installed(top) for top in tops)
 
     def is_installed(self, top: str) -> bool:
         if top not in self.installed:
@@ -188,16 +199,16 @@ class _Project:
             yield Unscanned(build.file, build.line, name, CUDA_EXTENSION, what, PORT)
 
     def import_rows(self, relative: Path) -> list[Unscanned]:
-        if not self.worth_reading(self.texts[relative]):
+        if not self.worth_reading(self.texts[relative], relative):
             return []
         rows = []
         for site in import_sites(self.tree(relative), self.package(relative)):
-            row = self.classify(site, self.shown(relative))
+            row = self.classify(site, self.shown(relative), relative)
             if row is not None:
                 rows.append(row)
         return rows
 
-    def classify(self, site: ImportSite, shown: str) -> Unscanned | None:
+    def classify(self, site: ImportSite, shown: str, relative: Path) -> Unscanned | None:
         candidates = self.candidates(site)
         build = next((b for c in candidates for b in self.builds if b.makes(c)), None)
         if build is not None:
@@ -205,7 +216,7 @@ class _Project:
             return self.row(site, shown, build.name or site.module, CUDA_EXTENSION,
                             f"a CUDA extension, built by {where} ({build.how}): {_UNREACHABLE}", PORT)
         named = next((c for c in candidates if named_as_extension(c, self.own)), None)
-        if site.relative or site.top in self.own:
+        if site.relative or self.is_own(site.top, relative):
             if named is None:
                 return None  # the project's own module
             what = f"a CUDA extension by its name (no Python module of the project has it): {_UNREACHABLE}"
