@@ -84,10 +84,16 @@ TILELANG_REFERENCE = "TileLang compiles for CUDA and ROCm: " + TRITON_REFERENCE
 HUB_BUILDS = ("get_kernel loads the build for the device it runs on, and a kernel repo has builds for the backends "
               "it lists (most: cuda, rocm, xpu): where {device} is not among them the call raises; check with "
               "kernels.has_kernel and keep the model's torch path for the rest")
+
+
+def _other_kernel_languages(said, device: str) -> dict[str, KernelPath]:
+    """CuTe DSL and TileLang kernels (`said`: lacks or caveat) and Hub kernels, on `device`."""
+    return {CUTE_DSL: said(CUTE_REFERENCE), TILELANG: said(TILELANG_REFERENCE),
+            HUB_KERNELS: caveat(HUB_BUILDS.format(device=device))}
+
+
 NPU = {
-    CUTE_DSL: lacks(CUTE_REFERENCE),
-    TILELANG: lacks(TILELANG_REFERENCE),
-    HUB_KERNELS: caveat(HUB_BUILDS.format(device="the NPU")),
+    **_other_kernel_languages(lacks, "the NPU"),
     TRITON: lacks("Triton compiles for the NPU only through triton-ascend (Atlas A2/A3), with kernels retuned "
                   f"(num_warps and num_stages dropped, block sizes fitted to the unified buffer): {TRITON_REFERENCE}"),
     FP8: lacks("Atlas A2 trains in no FP8 (DeepSeek-V3 PR #903): train in bfloat16"),
@@ -99,25 +105,19 @@ NPU = {
                        "(torchair.get_npu_backend()), or use mode=\"default\""),
 }
 CPU = {
-    CUTE_DSL: lacks(CUTE_REFERENCE),
-    TILELANG: lacks(TILELANG_REFERENCE),
-    HUB_KERNELS: caveat(HUB_BUILDS.format(device="the CPU")),
+    **_other_kernel_languages(lacks, "the CPU"),
     TRITON: lacks(f"Triton's releases have no CPU backend: {TRITON_REFERENCE}"),
     FP8: caveat("the CPU computes FP8 by emulation, far slower than bfloat16: train in bfloat16 there"),
     CUDA_GRAPHS: caveat("there are no CUDA graphs on the CPU: inductor compiles the model as in mode=\"default\""),
 }
 MPS = {
-    CUTE_DSL: lacks(CUTE_REFERENCE),
-    TILELANG: lacks(TILELANG_REFERENCE),
-    HUB_KERNELS: caveat(HUB_BUILDS.format(device="Metal")),
+    **_other_kernel_languages(lacks, "Metal"),
     TRITON: lacks(f"Triton has no MPS backend: {TRITON_REFERENCE}"),
     FP8: lacks("MPS has no float8 dtypes: train in bfloat16 or float16"),
     CUDA_GRAPHS: caveat("there are no CUDA graphs on MPS: the mode compiles as mode=\"default\""),
 }
 ACCELERATOR = {
-    CUTE_DSL: caveat(CUTE_REFERENCE),
-    TILELANG: caveat(TILELANG_REFERENCE),
-    HUB_KERNELS: caveat(HUB_BUILDS.format(device="the device")),
+    **_other_kernel_languages(caveat, "the device"),
     TRITON: caveat("Triton runs where it has a backend (CUDA, ROCm, XPU), not on the CPU, MPS or an NPU without "
                    f"triton-ascend: where the device may be one of those, {TRITON_REFERENCE}"),
     FP8: caveat("FP8 is computed natively on recent GPUs only (emulated on the CPU, absent on MPS and Atlas A2): "
