@@ -166,12 +166,14 @@ def test_dynamic_shape_mode_writes_a_copy_that_reports_when_run(cli, tmp_path: P
     src.mkdir()
     (src / "train.py").write_text(VARYING)
     (src / "notes.txt").write_text("kept")
+    (src / "NOTES.md").symlink_to("notes.txt")  # (YOLOv5's CLAUDE.md -> AGENTS.md: was left out of the copy)
     out = tmp_path / "out"
     code, stdout, err = cli("analyze", src, "-o", out, "-m", "dynamic-shape")
     assert code == 0, err
     assert "1 files with a training loop instrumented" in stdout
     assert "DETECTOR.start(batches)" in (out / "train.py").read_text()
     assert (out / "notes.txt").read_text() == "kept"
+    assert (out / "NOTES.md").is_symlink() and (out / "NOTES.md").read_text() == "kept"
     done = subprocess.run([sys.executable, "train.py"], cwd=out, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     report = rows(out / "dynamic_shape_report.csv")

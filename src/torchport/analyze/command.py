@@ -243,6 +243,8 @@ def _copy_instrumented(sources, out: Path, options: engine.Options, instrument) 
     instrumented, skipped = [], []
     for source in sources:
         tree = scan(source.path, options.selection)
+        for relative, text in tree.links:  # (a link is copied as a link, as migrate does)
+            writer.link((source.prefix / relative).as_posix(), text)
         for relative in tree.files:
             name = (source.prefix / relative).as_posix()
             origin = source.base / relative
