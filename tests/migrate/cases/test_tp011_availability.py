@@ -88,6 +88,16 @@ CASES = [
         id="an answer held in a name that only picks a package's CUDA build is torch's own (YOLOv5's export.py)",
     ),
     pytest.param(
+        TORCH + "def load(device, w):\n"
+        '    cuda = torch.cuda.is_available() and device.type != "cpu"  # use CUDA\n'
+        '    providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if cuda else ["CPUExecutionProvider"]\n'
+        '    check_requirements("paddlepaddle-gpu" if cuda else "paddlepaddle>=3.0.0")\n'
+        "    if cuda:\n"
+        "        config.enable_use_gpu(memory_pool_init_size_mb=2048, device_id=0)\n",
+        {"default": UNCHANGED},
+        id="an and-ed answer that picks onnxruntime's providers, a package, Paddle's GPU: torch's own (YOLOv5's common.py)",
+    ),
+    pytest.param(
         TORCH + "check_requirements(f\"tensorflow{'' if torch.cuda.is_available() else '-macos' if MACOS else '-cpu'}\")\n",
         {"default": UNCHANGED},
         id="an answer that picks a package's name in an f-string is torch's own",

@@ -104,7 +104,8 @@ def asks_for_cuda_software(rule: Rule, call: cst.Call) -> bool:
     parent = rule.parent(test)
     if isinstance(parent, cst.IfExp) and parent.test is test:
         return _names_software(parent)
-    if isinstance(parent, cst.Assign) and test is call and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+    held = test is call or (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And))
+    if isinstance(parent, cst.Assign) and held and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
         return _held_only_for_software(rule, parent, parent.targets[0].target.value)
     return False
 
@@ -130,7 +131,11 @@ def _branch_strings(choice: cst.IfExp) -> list[str] | None:
     """The plain strings a choice gives, through nested choices (None: a branch is something else)."""
     values = []
     for branch in (choice.body, choice.orelse):
-        value = _branch_strings(branch) if isinstance(branch, cst.IfExp) else string_value(branch)
+        if isinstance(branch, (cst.List, cst.Tuple)):  # (onnxruntime's providers: ["CUDAExecutionProvider", ...])
+            value = [string_value(e.value) for e in branch.elements]
+            value = None if None in value else value
+        else:
+            value = _branch_strings(branch) if isinstance(branch, cst.IfExp) else string_value(branch)
         if value is None:
             return None
         values += value if isinstance(value, list) else [value]
@@ -150,7 +155,17 @@ def _held_only_for_software(rule: Rule, assign: cst.Assign, name: str) -> bool:
     uses -= {id(a.attr) for a in m.findall(scope, m.Attribute(attr=m.Name(name)))}  # (`torch.cuda`'s `cuda`)
     uses -= {id(a.keyword) for a in m.findall(scope, m.Arg(keyword=m.Name(name)))}
     tests = {id(c.test) for c in m.findall(scope, m.IfExp(test=m.Name(name))) if _names_software(c)}
+    tests |= {id(c.test) for c in m.findall(scope, m.If(test=m.Name(name))) if _asks_other_software_for_its_gpu(c.body)}
     return bool(uses) and uses <= tests
+
+
+def _asks_other_software_for_its_gpu(block: cst.BaseSuite) -> bool:
+    """`if cuda: config.enable_use_gpu(...)` (YOLOv5's PaddlePaddle path): a block of calls, one
+    that names the GPU, and none to torch."""
+    calls = m.findall(block, m.Call())
+    names = [dotted_name(call.func) or "" for call in calls]
+    return (bool(calls) and not m.findall(block, m.Name("torch"))
+            and any(names_a_build(name.rpartition(".")[2]) for name in names))
 
 
 def _refuses(block: cst.BaseSuite) -> bool:
