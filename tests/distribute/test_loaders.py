@@ -280,9 +280,10 @@ def test_the_step_run_on_its_own_output_changes_nothing():
     assert shard_loaders(once, None, Options())[0] == once
 
 
-def test_a_file_without_loaders_or_epoch_loops_is_unchanged():
+def test_a_file_without_loaders_or_epoch_loops_is_unchanged_with_a_note():
     source = "import torch\nmodel = torch.nn.Linear(2, 2)\n"
-    assert shard(source) == (source, [])
+    out, changes = shard(source)
+    assert out == source and [(c.code, c.operation) for c in changes] == [("TP202", Operation.NOTE)]
 
 
 def _batches(source: str, world_size: int | None) -> list[list[int]]:
@@ -347,3 +348,19 @@ def test_an_iterable_dataset_of_the_files_own_is_left_whole_with_a_row():
         """)
     out, changes = shard_loaders(source, None, Options())
     assert out == source and "IterableDataset" in changes[0].message
+
+
+def test_a_trainer_without_any_loader_is_told_that_each_process_reads_all_its_data():
+    """(pytorch/examples' word_language_model batches a tensor by hand: wrapped in DDP, each
+    process would train on the whole corpus, silently)"""
+    out, changes = shard("""\
+        import torch
+        train_data = batchify(corpus.train, 20)
+        for i in range(0, train_data.size(0) - 1, 35):
+            loss = model(train_data[i:i + 35]).sum()
+            loss.backward()
+            optimizer.step()
+        """)
+    [note] = rows(changes, operation=Operation.NOTE)
+    assert "no DataLoader" in note.message and "RANK::WORLD_SIZE" in note.message
+    assert out.startswith("import torch\ntrain_data = batchify(corpus.train, 20)\n")

@@ -98,6 +98,18 @@ def test_buffers_stay_broadcast_where_the_file_shows_some_to_share(layer, says):
     assert any(says in m for m in messages(wrap_model, source))
 
 
+@pytest.mark.parametrize("made", ["torchvision.models.resnet18(weights=None)", "timm.create_model('resnet50')"])
+def test_buffers_stay_broadcast_where_a_model_library_makes_what_the_file_cannot_see(made):
+    """(pytorch/examples' siamese_network: a torchvision ResNet's BatchNorm statistics parted
+    across ranks under broadcast_buffers=False)"""
+    library = made.split(".")[0]
+    source = (f"import torch\nimport {library}\nclass Net(torch.nn.Module):\n    def __init__(self):\n"
+              f"        self.backbone = {made}\nmodel = Net().cuda()\n" + OPTIMIZER)
+    text, _ = run(wrap_model, source)
+    assert "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[LOCAL_RANK])\n" in text
+    assert any("cannot see into" in m for m in messages(wrap_model, source))
+
+
 def test_batchnorm_made_sync_needs_no_broadcast():
     source = ("import torch\nimport torch.nn as nn\nlayer = nn.BatchNorm2d(8)\nmodel = Net()\n"
               "model = nn.SyncBatchNorm.convert_sync_batchnorm(model).cuda()\n" + OPTIMIZER)

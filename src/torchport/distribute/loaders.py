@@ -41,7 +41,7 @@ _LOADERS_SPELLED = re.compile(r"loader|dl\b", re.I)
 def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
     """`source` with its training loaders sharded across the processes (module docstring)."""
     if not _LOADERS_SPELLED.search(source) and not (options.batch == "per-rank" and "optim" in source):
-        return source, []  # (nothing to do: the scope analysis below costs more than the parse)
+        return source, [_no_loader()]  # (the scope analysis below costs more than the parse)
     if getattr(plan, "unwrapped", ""):  # (a step run alone, in tests, has no plan)
         return source, [_left_whole(plan.unwrapped)]
     try:
@@ -80,6 +80,14 @@ def _batch_mode(sites: list[Site], facts: Facts, options, edits: Edits):
                       "and the learning rate is scaled by WORLD_SIZE with it (as --distributed-batch per-rank)", api="")
             return replace(options, batch="per-rank")
     return options
+
+
+def _no_loader() -> Change:
+    return Change(1, 1, CODE, Operation.NOTE,
+                  "no DataLoader: the data is read another way (a tensor batched by hand, a generator), so every "
+                  "process trains on all of it, WORLD_SIZE times the data an epoch; shard it by hand by RANK and "
+                  "WORLD_SIZE (the batches data[RANK::WORLD_SIZE]), or read it through a DataLoader with a "
+                  "DistributedSampler")
 
 
 def _left_whole(why: str) -> Change:

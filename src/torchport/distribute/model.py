@@ -43,6 +43,9 @@ SETS_WEIGHTS = frozenset({"apply", "reset_parameters", "init_weights", "_init_we
 BATCHNORMS = frozenset({f"torch.nn.{kind}" for kind in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
                                                         "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d")})
 SYNC_BATCHNORM = frozenset({"torch.nn.SyncBatchNorm", CONVERT_SYNC_BATCHNORM})
+# Libraries whose models this file cannot see into (a torchvision ResNet has BatchNorm statistics).
+MODEL_LIBRARIES = ("torchvision.models", "timm", "transformers", "diffusers", "torch.hub", "torchaudio.models",
+                   "segmentation_models_pytorch", "monai.networks", "ultralytics")
 
 
 def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
@@ -408,6 +411,11 @@ def _broadcast_buffers(found: Read) -> tuple[bool, str]:
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "register_buffer":
             return True, ("buffers still broadcast: a register_buffer in this file may hold state the "
                           "processes must share")
+        library = next((n for n in names_ for prefix in MODEL_LIBRARIES
+                        if n == prefix or n.startswith(f"{prefix}.")), None)
+        if library is not None and not syncs:
+            return True, (f"buffers still broadcast: {library} makes a model this file cannot see into "
+                          "(BatchNorm statistics, say), which each process would otherwise keep apart")
     return False, "broadcast_buffers=False: no BatchNorm statistics or registered buffers in this file to share"
 
 
