@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.fidelity  # whole pattern projects trained in every mode: make fidelity
+
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 PAIRS = [("llm_flash_bnb_train.py", "llm_sdpa_train.py"), ("diffusion_xformers_train.py", "diffusion_sdpa_train.py"),
          ("packed_varlen_train.py", "packed_sdpa_train.py")]

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.fidelity  # whole pattern projects trained in every mode: make fidelity
+
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
 

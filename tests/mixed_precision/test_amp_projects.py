@@ -18,6 +18,8 @@ from torchport import runtime
 from torchport.migrate.workers import Choices, Job, migrate_one
 from torchport.runtime import amp_training
 
+pytestmark = pytest.mark.fidelity  # whole pattern projects trained in every mode: make fidelity
+
 PROJECTS = Path(__file__).parent / "projects"
 NAMES = ("imagenet_classifier", "yolo_detector", "lstm_language_model")
 TOLERANCE = 0.01  # relative, per step: bfloat16 rounds at 2**-8, and 20 steps let it drift
