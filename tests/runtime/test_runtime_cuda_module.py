@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import runpy
 import time
 import types
 
@@ -97,6 +98,21 @@ def test_is_available_is_true_for_the_script_and_real_for_probing_libraries(runt
         assert _called_from(package, "torch.cuda.is_available()") is real, package
         assert _called_from(package, "torch.cuda.device_count()") == 0, package
     assert _called_from("mytrainer", "torch.cuda.is_available()") is True
+
+
+def test_is_available_asked_about_another_packages_cuda_build_gets_torchs_own_answer(runtime_on, tmp_path):
+    """(YOLOv5's export.py asked for onnxruntime-gpu and tensorflow under run --target cpu: the
+    calls migrate keeps (TP011) answer as torch does; the device question in the same file does not)"""
+    script = tmp_path / "export_like.py"
+    script.write_text(
+        "import torch\n"
+        'device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        "cuda = torch.cuda.is_available()\n"
+        'runtime = "onnxruntime-gpu" if cuda else "onnxruntime"\n'
+        "tf = f\"tensorflow{'' if torch.cuda.is_available() else '-cpu'}\"\n")
+    runtime_on("cpu")
+    found = runpy.run_path(str(script), run_name="__main__")
+    assert (found["device"], found["runtime"], found["tf"]) == ("cuda", "onnxruntime", "tensorflow-cpu")
 
 
 def test_the_honest_packages_are_configurable(runtime_on):

@@ -28,6 +28,7 @@ from torchport.runtime.callers import HONEST, SCRIPT
 from torchport.runtime.hosttime import HostEvent
 from torchport.runtime.patch_compilers import traced_as
 from torchport.runtime.proxies import class_proxy
+from torchport.runtime.software_questions import asks_for_software
 from torchport.targets.devices import is_host
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind, Verdict
@@ -69,7 +70,9 @@ def redirection(session, api: str, original, shown_as: str | None = None, honest
         return replacement if isinstance(replacement, type) else None  # (a class this torch lacks: left)
     if isinstance(original, type):
         return class_proxy(original, _guarded_class(session, verdict, honest, act), also, as_call=True)
-    return functools.wraps(original)(_guarded(session, verdict, honest, act))
+    asked_honestly = (functools.partial(asks_for_software, session.target.name)
+                      if name == "is_available" and not api.startswith(AMP_PREFIX) else None)
+    return functools.wraps(original)(_guarded(session, verdict, honest, act, asked_honestly))
 
 
 def _is_legacy_type_renamed(verdict, original) -> bool:
@@ -83,9 +86,11 @@ def _is_legacy_type_renamed(verdict, original) -> bool:
     )
 
 
-def _guarded(session, verdict, original, act):
+def _guarded(session, verdict, original, act, asked_honestly=None):
     """The replacement: honest callers get `original`, the script gets `act` (and a log line).
-    A caller's module seen before is sorted with one look-up, inline (no call of ours)."""
+    A caller's module seen before is sorted with one look-up, inline (no call of ours).
+    `asked_honestly(frame)`: where the script's own call gets `original` too (is_available asked
+    about other software's CUDA build, software_questions.py)."""
     sorts, sort_frame, note = session.sorter.sorts, session.sorter.script_frame, session.log.note_frame
 
     def replacement(*args, **kwargs):
@@ -95,6 +100,8 @@ def _guarded(session, verdict, original, act):
             frame = None if sort is HONEST else sort_frame(frame)
             if frame is None:
                 return original(*args, **kwargs)
+        if asked_honestly is not None and asked_honestly(frame):
+            return original(*args, **kwargs)
         note(verdict, frame)
         return act(*args, **kwargs)
 

@@ -13,6 +13,7 @@ from torchport.apis.devices import names_a_build
 from torchport.targets.devices import is_device_string, is_host
 
 AVAILABLE = "torch.cuda.is_available"
+KEPT_FOR_SOFTWARE = "kept: the answer picks a CUDA build of other software"  # (run reads these rows too)
 EXITS = {"exit", "quit", "sys.exit", "os._exit"}  # what a script calls to refuse a run
 
 
@@ -75,7 +76,7 @@ class IsAvailableRule(Rule):
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         if node.args or self.qualified_name(node.func) != AVAILABLE or not asks_for_cuda_software(self, node):
             return
-        self.report(node, Operation.NOTE, "kept: the answer picks a CUDA build of other software (a package name), "
+        self.report(node, Operation.NOTE, f"{KEPT_FOR_SOFTWARE} (a package name), "
                     f"not a device; torch.cuda.is_available() answers that honestly on {self.target.name} "
                     "(False without a CUDA GPU)", api=AVAILABLE)
 
