@@ -191,6 +191,17 @@ CASES = [
             pass
         """, id="hccl -> nccl; ASCEND_RT_VISIBLE_DEVICES -> CUDA_VISIBLE_DEVICES"),
     case("""
+        import torch.distributed as dist
+
+        parser.add_argument("--dist-backend", default="hccl", type=str)
+        dist.init_process_group(backend=args.dist_backend, init_method=args.dist_url)
+        """, """
+        import torch.distributed as dist
+
+        parser.add_argument("--dist-backend", default="nccl", type=str)
+        dist.init_process_group(backend={"hccl": "nccl"}.get(args.dist_backend, args.dist_backend), init_method=args.dist_url)
+        """, id="a backend from the command line: ModelZoo's launchers pass --dist-backend 'hccl'"),
+    case("""
         import os
         import torch
         import torch_npu

@@ -64,6 +64,14 @@ BINDS_DEVICE = frozenset({f"torch.distributed.{name}" for name in PROCESS_GROUPS
 GROUP_DEVICE_KEYWORD = "device_id"
 
 
+def backend_given_when_run(value: str, dialect: str, target_backend: str) -> str:
+    """The source of a process group's backend read from the script's options (`value`,
+    `args.dist_backend`), where the launcher may still name the dialect's library (ModelZoo's
+    `--dist-backend 'hccl'`, `--dist-backend nccl`): that one becomes the target's, any other
+    stays the script's choice, as `run` maps a backend as it arrives."""
+    return f'{{"{dialect}": {target_backend}}}.get({value}, {value})'
+
+
 def ddp_device_ids(target) -> Presence:
     """Whether DDP gets `device_ids`/`output_device` on `target`: CPU modules take neither (a
     target whose DDP takes none, `Target.ddp_device_ids`), so they go there, and are given only

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.apis.distributed import BINDS_DEVICE, backend_given_when_run
 from torchport.findings import Operation
 from torchport.npu_to_cuda import (autograd_profiler, changes, imports, kernels, labels, names, optimizers,
                                    statements, strings)
@@ -127,6 +128,22 @@ class Collector(Reader):
         if func is not None:
             self._keywords(node, func)
             autograd_profiler.visit_call(self, node, func)
+            if func in BINDS_DEVICE:
+                self._backend_from_options(node)
+
+    def _backend_from_options(self, node: cst.Call) -> None:
+        """`init_process_group(backend=args.dist_backend)`: ModelZoo's launchers pass
+        `--dist-backend 'hccl'`, which becomes nccl where the script runs (then the target's)."""
+        given = next((a for a in node.args if a.keyword is not None and a.keyword.value == "backend"), None)
+        if given is None and node.args and node.args[0].keyword is None and not node.args[0].star:
+            given = node.args[0]
+        if given is None or not isinstance(given.value, cst.Attribute) or self.imported(given.value) is not None:
+            return
+        value = code(given.value)
+        new = cst.parse_expression(backend_given_when_run(value, names.BACKEND, f'"{names.CUDA_DIST_BACKEND}"'))
+        self.change(given.value, lambda _: new, given, changes.BACKEND,
+                    f"{value} names the backend where the script runs: {names.BACKEND} there becomes "
+                    f"{names.CUDA_DIST_BACKEND}", value)
 
     def visit_DictElement(self, node: cst.DictElement) -> None:  # noqa: N802
         autograd_profiler.visit_dict_element(self, node)

@@ -8,6 +8,17 @@ from _fixture_cases import TORCH, UNCHANGED, assert_migrates, assert_rows, per_t
 
 CODE = "TP006"
 
+DIST = "import torch.distributed as dist\n"
+TORCH_NPU_AFTER_DIST = DIST + "import torch_npu\n"
+OPTIONS = DIST + ("dist.init_process_group(backend=args.dist_backend, world_size=1, rank=0)\n"
+                  "dist.new_group(ranks, backend=cfg.backend)\n")
+
+
+def _from_options(backend: str) -> str:
+    return (f'dist.init_process_group(backend={{"nccl": {backend}}}.get(args.dist_backend, args.dist_backend), '
+            "world_size=1, rank=0)\n"
+            f'dist.new_group(ranks, backend={{"nccl": {backend}}}.get(cfg.backend, cfg.backend))\n')
+
 CASES = [
     pytest.param(
         "import torch.distributed as dist\n"
@@ -37,6 +48,15 @@ CASES = [
             ),
         },
         id='init_process_group("nccl")',
+    ),
+    pytest.param(
+        OPTIONS,
+        {"npu": TORCH_NPU_AFTER_DIST + _from_options('"hccl"'), "xpu": DIST + _from_options('"xccl"'),
+         "mps": DIST + _from_options('"gloo"'), "cpu": DIST + _from_options('"gloo"'),
+         "accelerator": TORCH + DIST + 'DEVICE_TYPE = torch.accelerator.current_accelerator().type if '
+                        'torch.accelerator.is_available() else "cpu"\n'
+                        + _from_options("torch.distributed.get_default_backend_for_device(DEVICE_TYPE)")},
+        id="a backend read from the options: nccl named on the command line becomes the target's",
     ),
     pytest.param(
         "import torch.distributed as dist\n"

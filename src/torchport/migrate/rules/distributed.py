@@ -9,7 +9,7 @@ import libcst as cst
 from torchport.apis.devices import Presence
 from torchport.apis.distributed import (
     BINDS_DEVICE, CUDA_DEVICE, CUDA_DIST_BACKEND, DDP_CLASSES, DEVICE_POSITIONS, EACH_DEVICES_DEFAULT, GETS_BACKEND,
-    GROUP_DEVICE_KEYWORD, NCCL_ENUM, ddp_device_ids, map_backend, process_group_device,
+    GROUP_DEVICE_KEYWORD, NCCL_ENUM, backend_given_when_run, ddp_device_ids, map_backend, process_group_device,
 )
 from torchport.findings import Operation
 from torchport.migrate.rules.base.device_exprs import quoted, string_value
@@ -37,17 +37,23 @@ class DistributedBackendRule(Rule):
 
     code = "TP006"
     order = 100
-    mentions = rb"nccl|NCCL"
+    mentions = rb"nccl|NCCL|init_process_group|new_group"
     reads = (NCCL_ENUM, NCCL_PROBE)
     title = "nccl backend"
     readme = """`nccl` (and `NCCL`) → `hccl`, `xccl`, `gloo`, or the device's default backend; `"cuda:nccl,cpu:gloo"` →
     `"npu:hccl,cpu:gloo"`, `"gloo"`, or `None` (each device's default); kept, with a note, where it is compared
-    (`pg_type == "nccl"`, but not `dist.get_backend() == "nccl"`), matched (`case "nccl":`) or a key (`{"nccl": ...}`)"""
+    (`pg_type == "nccl"`, but not `dist.get_backend() == "nccl"`), matched (`case "nccl":`) or a key (`{"nccl": ...}`);
+    a backend read from the options (`backend=args.dist_backend`) → `{"nccl": "gloo"}.get(args.dist_backend, ...)`"""
     sample = 'import torch.distributed as dist\ndist.init_process_group(backend="nccl")\n'
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
-        """`dist.is_nccl_available()` asks whether the collective library is there: the target's."""
-        if self.qualified_name(node.func) != NCCL_PROBE:
+        """`dist.is_nccl_available()` asks whether the collective library is there: the target's.
+        A process group's backend read from an option (`backend=args.dist_backend`) is the target's
+        where the command line says nccl (`backend_given_when_run`)."""
+        called = self.qualified_name(node.func)
+        if called in BINDS_DEVICE:
+            self._backend_from_options(node)
+        if called != NCCL_PROBE:
             return
         backend = self.target.dist_backend
         func = node.func
@@ -57,6 +63,18 @@ class DistributedBackendRule(Rule):
             probe = parse_expression("torch.distributed.is_backend_available")
         new = cst.Call(func=probe, args=[cst.Arg(parse_expression(backend))])
         self.change(node, lambda _: new, f"ask for the {self.target.name} backend instead of nccl", needs=backend)
+
+    def _backend_from_options(self, node: cst.Call) -> None:
+        given = next((a for a in node.args if a.keyword is not None and a.keyword.value == "backend"), None)
+        if given is None and node.args and node.args[0].keyword is None and not node.args[0].star:
+            given = node.args[0]
+        if given is None or not isinstance(given.value, cst.Attribute) or self.imported_name(given.value):
+            return  # (a literal is the string rule's; an imported constant, Backend.NCCL, the enum rule's)
+        value = source_of(given.value)
+        backend = self.target.dist_backend
+        new = parse_expression(backend_given_when_run(value, CUDA_DIST_BACKEND, backend))
+        self.change(given.value, lambda _: new, f"{value} names the backend where the script runs: "
+                    f"{CUDA_DIST_BACKEND} there becomes the {self.target.name} backend, {backend}", needs=backend)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:  # noqa: N802
         value = string_value(node)
