@@ -1,13 +1,13 @@
-"""Two dumps lined up call by call (step, phase, module path, call count, output index), in the
-execution order of the first: per call its measures and verdict, the first call that parts
-beyond its tolerance, the first NaN or Inf on either side, the step where losses and gradient
-norms part, and every setting that differs."""
+"""Two dumps lined up call by call (step, phase, module path, API for a torch call, call count,
+output index), in the execution order of the first: per call, module or torch call alike, its
+measures and verdict, the first call that parts beyond its tolerance, the first NaN or Inf on
+either side, the step where losses and gradient norms part, and every setting that differs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from torchport.precision.dumpfile import Dump
+from torchport.precision.dumpfile import Dump, entry_name
 from torchport.precision.measures import lowest, measure, relative, strictest, tolerance
 
 SAME, WITHIN, PRECISION, DIVERGES = "same", "within tolerance", "lower precision, as expected", "diverges"
@@ -18,6 +18,7 @@ class Row:
     step: int
     phase: str
     module: str
+    api: str  # "" for a module call
     call: int
     output: int
     source: str
@@ -31,8 +32,7 @@ class Row:
 
     @property
     def name(self) -> str:
-        return (f"step {self.step + 1} {self.phase} {self.module}"
-                f"{f' call {self.call}' if self.call else ''}{f' output {self.output}' if self.output else ''}")
+        return entry_name(self.step, self.phase, self.module, self.api, self.call, self.output)
 
 
 @dataclass
@@ -82,7 +82,7 @@ def compare(a: Dump, b: Dump) -> Comparison:
 
 
 def _key(record: dict) -> tuple:
-    return record["step"], record["phase"], record["module"], record["call"], record["output"]
+    return record["step"], record["phase"], record["module"], record.get("api", ""), record["call"], record["output"]
 
 
 def _nonfinite(record: dict) -> bool:
@@ -90,7 +90,7 @@ def _nonfinite(record: dict) -> bool:
 
 
 def _row(a: dict, b: dict, sample_a, sample_b) -> Row:
-    row = Row(a["step"], a["phase"], a["module"], a["call"], a["output"], a["source"] or b["source"],
+    row = Row(a["step"], a["phase"], a["module"], a.get("api", ""), a["call"], a["output"], a["source"] or b["source"],
               a["dtype"], b["dtype"], a["shape"], {}, 0.0, SAME)
     common = strictest(a["dtype"], b["dtype"])
     allowed = tolerance(a["dtype"], b["dtype"], a.get("autocast_dtype"), b.get("autocast_dtype"))

@@ -1,13 +1,15 @@
 """Record what a training run computes, to compare it with another run (torchport compare).
 
-For the first N optimizer steps (--steps, default 2), per module call in execution order: each
-floating-point output and the gradient that reaches it in backward, as statistics (shape, dtype,
-min, max, mean, norm, NaN and Inf counts) and an evenly strided sample of 512 elements; the loss
-and each parameter's gradient norm per step; and the settings that change the numbers (torch and
-torchport versions, target, default dtype, matmul precision, determinism flags, threads, seeds,
-numeric environment variables, autocast). Then the script is stopped. torch, random and numpy
-are seeded before the script runs (--seed), so that two runs of the same script dump the same
-numbers; the script's own seeding prevails.
+For the first N optimizer steps (--steps, default 2), per module call and per torch call the
+project's own code makes (`F.gelu(x)`, `x @ w`, `torch.softmax(...)` in a forward it wrote or in
+its loop; not the calls inside torch's modules, optimizers or libraries, and not views, reshapes,
+copies or metadata reads), in execution order: each floating-point output and the gradient that
+reaches it in backward, as statistics (shape, dtype, min, max, mean, norm, NaN and Inf counts) and
+an evenly strided sample of 512 elements; the loss and each parameter's gradient norm per step;
+and the settings that change the numbers (torch and torchport versions, target, default dtype,
+matmul precision, determinism flags, threads, seeds, numeric environment variables, autocast).
+Then the script is stopped. torch, random and numpy are seeded before the script runs (--seed), so
+that two runs of the same script dump the same numbers; the script's own seeding prevails.
 
 The script runs as `python script.py ARGS` would, or with --target migrated at run time as
 `torchport run --target` runs it (an unmodified CUDA script on the CPU, say). Already migrated
@@ -83,12 +85,13 @@ def _dump(args: argparse.Namespace, script: str, renamed: bytes | None) -> int:
     from torchport.precision.settings import fix_seeds, settings
     from torchport.runtime.command import close_process_group, exit_status, report_uncaught
     from torchport.runtime.main_module import run_as_main
+    from torchport.shapes.callsites import project_of
     from torchport.shapes.launch import compile_script, from_the_script
 
     with open(script, "rb") as file:
         code = compile_script(renamed if renamed is not None else file.read(), script)
     seeds = fix_seeds(args.seed)
-    recorder = DumpRecorder(args.steps or None)
+    recorder = DumpRecorder(args.steps or None, project=project_of(script))
     status, ended = 0, "ended"
     try:
         with recorder:
@@ -112,10 +115,11 @@ def _dump(args: argparse.Namespace, script: str, renamed: bytes | None) -> int:
     dump = dumpfile.Dump(args.output, found, [recorder.steps[s] for s in sorted(recorder.steps)],
                          recorder.records, recorder.samples, ended)
     size = dumpfile.write(args.output, dump)
+    from_calls = sum(1 for record in recorder.records if "api" in record)
     print(f"torchport dump: {script}: {ended}; {len(recorder.steps)} steps, {len(recorder.records)} tensors "
-          f"-> {args.output} ({size / 1e6:.1f} MB)", file=sys.stderr)
+          f"({from_calls} of torch calls) -> {args.output} ({size / 1e6:.1f} MB)", file=sys.stderr)
     first = next((r for r in recorder.records if r["nan"] or r["inf"]), None)
     if first is not None:
-        print(f"torchport dump: NaN/Inf first at step {first['step'] + 1} {first['phase']} {first['module']} "
+        print(f"torchport dump: NaN/Inf first at {dumpfile.record_name(first)} "
               f"({first['source']}): {first['nan']} NaN, {first['inf']} Inf", file=sys.stderr)
     return status

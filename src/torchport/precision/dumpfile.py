@@ -1,5 +1,9 @@
-"""A dump on disk: DIR/dump.json (the settings, the steps, one record per tensor) and
-DIR/samples.pt (every record's sample, one float32 tensor; a record's `sample` is its index)."""
+"""A dump on disk: DIR/dump.json (the settings, the steps, one record per tensor: a module call's,
+or a torch call's, which has an `api`) and DIR/samples.pt (every record's sample, one float32
+tensor; a record's `sample` is its index).
+
+Schema 2 added the torch calls' records; a schema 1 dump (module calls only) is read as one whose
+records are all module calls'."""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from dataclasses import dataclass
 
 from torchport.errors import UsageError
 
-SCHEMA = "torchport-dump/1"
+SCHEMA = "torchport-dump/2"
+READABLE = ("torchport-dump/1", SCHEMA)
 RECORDS, SAMPLES = "dump.json", "samples.pt"
 
 
@@ -21,6 +26,17 @@ class Dump:
     records: list[dict]
     samples: list  # float32 tensors, by record["sample"]
     ended: str = ""
+
+
+def entry_name(step: int, phase: str, module: str, api: str, call: int, output: int) -> str:
+    """'step 1 forward Net.fc2', 'step 2 backward torch.nn.functional.gelu in Net.mlp call 1'."""
+    where = f"{api} in {module}" if api and module else api or module
+    return f"step {step + 1} {phase} {where}{f' call {call}' if call else ''}{f' output {output}' if output else ''}"
+
+
+def record_name(record: dict) -> str:
+    return entry_name(record["step"], record["phase"], record["module"], record.get("api", ""), record["call"],
+                      record["output"])
 
 
 def write(folder: str, dump: Dump) -> int:
@@ -52,7 +68,7 @@ def read(folder: str) -> Dump:
         raise UsageError(f"{folder}: not a dump ({os.path.basename(error.filename)} is missing)") from None
     except (OSError, ValueError, RuntimeError) as error:
         raise UsageError(f"{folder}: the dump cannot be read: {error}") from None
-    if not isinstance(body, dict) or body.get("schema") != SCHEMA:
+    if not isinstance(body, dict) or body.get("schema") not in READABLE:
         raise UsageError(f"{folder}: not a {SCHEMA} dump (schema {body.get('schema') if isinstance(body, dict) else None!r})")
     samples = list(flat.split(body["sample_lengths"])) if body["sample_lengths"] else []
     return Dump(folder, body["settings"], body["steps"], body["records"], samples, body.get("ended", ""))
