@@ -1,6 +1,7 @@
-"""The torch calls a dump records besides the module calls: on a residual MLP of our own whose
-blocks call F.gelu on a hand-written path, one that the environment can make lose precision
-(PRECISION_FAULT=gelu: aten::gelu through float16), and on calls made in this process."""
+"""The torch calls a dump records besides the module calls, and the whole tensors `--tensors` keeps:
+on a residual MLP of our own whose blocks call F.gelu on a hand-written path, one that the
+environment can make lose precision (PRECISION_FAULT=gelu: aten::gelu through float16), and on
+calls made in this process."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 MLP = Path(__file__).parent / "projects" / "mlp.py"
 TORCHPORT = [sys.executable, "-m", "torchport"]
+KEPT = ("--tensors", "MLP.blocks.*.down", "--tensors", "MLP.head")
 
 
 def _line(fragment: str) -> int:
@@ -47,6 +49,8 @@ def dumps(tmp_path_factory):
         "clean": _dump(folder, "clean"),
         "again": _dump(folder, "again"),
         "gelu": _dump(folder, "gelu", PRECISION_FAULT="gelu"),
+        "clean_kept": _dump(folder, "clean_kept", *KEPT),
+        "gelu_kept": _dump(folder, "gelu_kept", *KEPT, PRECISION_FAULT="gelu"),
     }
 
 
@@ -109,6 +113,56 @@ def test_the_calls_recorded_are_the_projects_own_that_compute(dumps):
                              (step, phase, block, "torch.Tensor.mul", 0, gelu),
                              (step, phase, block, "torch.Tensor.add", 0, add)}
     assert calls == expected
+
+
+def test_tensors_keeps_the_chosen_modules_whole_tensors_and_nothing_else(dumps):
+    import torch
+
+    assert not (dumps["clean"] / "tensors.pt").exists()
+    tensors = torch.load(dumps["clean_kept"] / "tensors.pt", weights_only=True)
+    records = _records(dumps["clean_kept"])
+    chosen = {"MLP.blocks.0.down", "MLP.blocks.1.down", "MLP.head"}
+    kept = [record for record in records if "tensor" in record]
+    assert {record["module"] for record in kept} == chosen
+    assert all("api" not in record for record in kept)
+    assert [record for record in records if record["module"] in chosen and "api" not in record] == kept
+    assert len(kept) == 3 * 3 * 2  # three modules, three steps, output and gradient
+    assert sorted(record["tensor"] for record in kept) == list(range(len(tensors)))
+    for record in kept:
+        tensor = tensors[record["tensor"]]
+        assert list(tensor.shape) == record["shape"] and str(tensor.dtype) == f"torch.{record['dtype']}"
+        assert float(tensor.norm()) == pytest.approx(record["norm"], rel=1e-5)
+    # the statistics and samples are those of a dump without --tensors
+    plain = _records(dumps["clean"])
+    assert [{k: v for k, v in r.items() if k != "tensor"} for r in records] == plain
+
+
+def test_compare_measures_the_kept_tensors_over_every_element(dumps, tmp_path):
+    import torch
+
+    result = _compare(dumps["clean_kept"], dumps["gelu_kept"], tmp_path / "report")
+    assert result.returncode == 1, result.stdout
+    rows = {(row["Step"], row["Phase"], row["Module"], row["API"]): row for row in _rows(tmp_path / "report")}
+    down = rows[("1", "forward", "MLP.blocks.0.down", "")]
+    assert down["Elements"] == str(32 * 32)  # the whole output, not the 512-element sample
+    assert rows[("1", "forward", "MLP.blocks.0", "torch.nn.functional.gelu")]["Elements"] == "512"
+    a, b = (torch.load(dumps[name] / "tensors.pt", weights_only=True) for name in ("clean_kept", "gelu_kept"))
+    index = next(r["tensor"] for r in _records(dumps["clean_kept"])
+                 if (r["step"], r["phase"], r["module"]) == (0, "forward", "MLP.blocks.0.down") and "api" not in r)
+    whole = float((a[index].double() - b[index].double()).norm() / a[index].double().norm())
+    assert float(down["Rel Error"]) == pytest.approx(whole, rel=1e-3)
+    # against a dump that kept only samples, the kept side is sampled as dump samples
+    result = _compare(dumps["clean_kept"], dumps["again"], tmp_path / "mixed")
+    assert result.returncode == 0, result.stdout
+    mixed = {(row["Step"], row["Phase"], row["Module"], row["API"]): row for row in _rows(tmp_path / "mixed")}
+    assert mixed[("1", "forward", "MLP.blocks.0.down", "")]["Elements"] == "512"
+    assert {row["Verdict"] for row in mixed.values()} == {"same"}
+
+
+def test_dump_help_explains_tensors():
+    result = _run([*TORCHPORT, "dump", "--help"], Path(__file__).parent)
+    text = " ".join(result.stdout.split())
+    assert "--tensors GLOB" in text and "fnmatch" in text and "every element" in text and "tensors.pt" in text
 
 
 def test_module_calls_are_judged_as_before_and_a_dump_of_module_calls_only_still_compares(dumps, tmp_path):

@@ -70,10 +70,10 @@ def test_the_layer_that_loses_precision_is_named_first_not_the_layer_before_it(d
     assert "; first: step 1 forward Net.fc2 (" in _summary(result), _summary(result)
     assert f"{CLASSIFIER}:43): relative error " in _summary(result)  # the line that called the layer
     rows = (tmp_path / "report" / "compare.csv").read_text().splitlines()
-    verdicts = {tuple(row.split(",")[:4]): row.split(",")[16] for row in rows[1:]}
+    verdicts = {tuple(row.split(",")[:4]): row.split(",")[17] for row in rows[1:]}
     assert verdicts[("1", "forward", "Net.fc1", "")] == verdicts[("1", "forward", "Net.fc2.linear", "")] == "same"
     assert verdicts[("1", "forward", "Net.fc2", "")] == "diverges"
-    assert rows[0].startswith("Step,Phase,Module,API,Call,Output,Source,Dtype A,Dtype B,Cosine,")
+    assert rows[0].startswith("Step,Phase,Module,API,Call,Output,Source,Dtype A,Dtype B,Elements,Cosine,")
     assert "Net.fc2" in (tmp_path / "report" / "compare.html").read_text()
 
 
@@ -98,7 +98,7 @@ def test_where_run_drops_autocast_on_this_cpu_the_amp_run_computes_what_float32_
     result = _compare(dumps["clean"], dumps["bf16_dropped"], "-o", dumps["clean"].parent / "dropped")
     assert result.returncode == 0, result.stdout
     assert _summary(result) == "torchport compare: no divergence (50 calls compared at float32)"
-    verdicts = {row.split(",")[16] for row in (dumps["clean"].parent / "dropped" / "compare.csv").read_text().splitlines()[1:]}
+    verdicts = {row.split(",")[17] for row in (dumps["clean"].parent / "dropped" / "compare.csv").read_text().splitlines()[1:]}
     assert verdicts == {"same"}
 
 

@@ -1,7 +1,8 @@
 """Two dumps lined up call by call (step, phase, module path, API for a torch call, call count,
 output index), in the execution order of the first: per call, module or torch call alike, its
-measures and verdict, the first call that parts beyond its tolerance, the first NaN or Inf on
-either side, the step where losses and gradient norms part, and every setting that differs."""
+measures (over the sample, or over every element where both dumps kept the whole tensor) and
+verdict, the first call that parts beyond its tolerance, the first NaN or Inf on either side, the
+step where losses and gradient norms part, and every setting that differs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 
 from torchport.precision.dumpfile import Dump, entry_name
 from torchport.precision.measures import lowest, measure, relative, strictest, tolerance
+from torchport.precision.stats import sampled
 
 SAME, WITHIN, PRECISION, DIVERGES = "same", "within tolerance", "lower precision, as expected", "diverges"
 
@@ -29,6 +31,7 @@ class Row:
     tolerance: float
     verdict: str
     why: str = ""
+    elements: int = 0  # the elements measured: the sample's, or the whole tensor's
 
     @property
     def name(self) -> str:
@@ -69,7 +72,7 @@ def compare(a: Dump, b: Dump) -> Comparison:
             result.only_a += 1
             continue
         seen.add(_key(record))
-        row = _row(record, other, a.samples[record["sample"]], b.samples[other["sample"]])
+        row = _row(record, other, _values(a, record), _values(b, other))
         result.rows.append(row)
         if result.nonfinite is None and _nonfinite(record) != _nonfinite(other):
             result.nonfinite = row
@@ -85,13 +88,22 @@ def _key(record: dict) -> tuple:
     return record["step"], record["phase"], record["module"], record.get("api", ""), record["call"], record["output"]
 
 
+def _values(dump: Dump, record: dict):
+    """The record's whole tensor, flat, where the dump kept it; else its sample."""
+    index = record.get("tensor")
+    return dump.tensors[index].reshape(-1) if index is not None else dump.samples[record["sample"]]
+
+
 def _nonfinite(record: dict) -> bool:
     return bool(record["nan"] or record["inf"])
 
 
 def _row(a: dict, b: dict, sample_a, sample_b) -> Row:
+    """The row of one call; the samples are the whole tensors where both sides kept theirs (one
+    side's whole tensor against the other's sample: the sample taken from it as dump takes it)."""
+    sample_a, sample_b = _alike(a, sample_a, b), _alike(b, sample_b, a)
     row = Row(a["step"], a["phase"], a["module"], a.get("api", ""), a["call"], a["output"], a["source"] or b["source"],
-              a["dtype"], b["dtype"], a["shape"], {}, 0.0, SAME)
+              a["dtype"], b["dtype"], a["shape"], {}, 0.0, SAME, elements=len(sample_a))
     common = strictest(a["dtype"], b["dtype"])
     allowed = tolerance(a["dtype"], b["dtype"], a.get("autocast_dtype"), b.get("autocast_dtype"))
     row.tolerance = allowed
@@ -113,6 +125,14 @@ def _row(a: dict, b: dict, sample_a, sample_b) -> Row:
         row.verdict = DIVERGES
         row.why = f"relative error {row.measures['rel_norm']:.2e} > {allowed:.1e}"
     return row
+
+
+def _alike(record: dict, values, other: dict):
+    """`values` as the other side's: the whole tensor when the other kept its whole one too, else
+    the sample (a whole tensor's own sample, where the other side has only that)."""
+    if "tensor" in record and "tensor" not in other:
+        return sampled(values)
+    return values
 
 
 def _steps(result: Comparison, a: Dump, b: Dump, allowed: float) -> None:

@@ -6,17 +6,18 @@ in the module whose forward made it), call count and output index, in the execut
 the first call that parts may be a module or a torch call, named with the project's line. Per
 call: cosine similarity, the largest absolute and relative error, the relative error of the whole
 (|A - B| / |A|), and the share of elements whose relative error passes 1/1000 and 5/1000, over the
-512-element sample. A call diverges when its relative error passes the tolerance of its lowest
-precision (float32 1e-4, float16 2^-6, bfloat16 2^-3; a call that ran under autocast is judged at
-the autocast dtype: float32 against bfloat16 autocast is a finding, "lower precision, as
-expected", not a divergence), or when NaN or Inf appears on one side only.
+512-element sample, or over every element where both dumps kept the whole tensor (dump --tensors,
+and the modules' calls alone). A call diverges when its relative error passes the tolerance of
+its lowest precision (float32 1e-4, float16 2^-6, bfloat16 2^-3; a call that ran under autocast is
+judged at the autocast dtype: float32 against bfloat16 autocast is a finding, "lower precision,
+as expected", not a divergence), or when NaN or Inf appears on one side only.
 Steps are counted from 1. Also: where NaN or Inf first appears, the step where the losses or
 gradient norms part beyond the run's precision, and every setting that differs.
 
 Columns (-o DIR/compare.csv, and the same as DIR/compare.html): Step, Phase, Module, API (empty
 for a module call), Call, Output, Source (the project's line that made the call), Dtype A,
-Dtype B, Cosine, Max Abs Error, Max Rel Error, Rel Error, Beyond 1/1000, Beyond 5/1000, Tolerance,
-Verdict, Why.
+Dtype B, Elements (those measured), Cosine, Max Abs Error, Max Rel Error, Rel Error,
+Beyond 1/1000, Beyond 5/1000, Tolerance, Verdict, Why.
 
 examples:
   torchport compare cuda_on_cpu migrated                 the first divergent call, in one line
@@ -36,9 +37,9 @@ import sys
 
 from torchport.report.destination import RULE, output_folder
 
-COLUMNS = ["Step", "Phase", "Module", "API", "Call", "Output", "Source", "Dtype A", "Dtype B", "Cosine",
+COLUMNS = ["Step", "Phase", "Module", "API", "Call", "Output", "Source", "Dtype A", "Dtype B", "Elements", "Cosine",
            "Max Abs Error", "Max Rel Error", "Rel Error", "Beyond 1/1000", "Beyond 5/1000", "Tolerance", "Verdict", "Why"]
-NUMERIC = range(COLUMNS.index("Cosine"), COLUMNS.index("Tolerance"))  # right-aligned in the HTML
+NUMERIC = range(COLUMNS.index("Elements"), COLUMNS.index("Tolerance"))  # right-aligned in the HTML
 SHOWN = 10  # divergent calls printed
 
 
@@ -115,7 +116,7 @@ def _cells(row) -> list[str]:
         return "" if value is None else ("inf" if math.isinf(value) else format(value, digits))
 
     return [str(row.step + 1), row.phase, row.module, row.api, str(row.call), str(row.output), row.source, row.dtype_a,
-            row.dtype_b, number(m.get("cosine"), ".6f"), number(m.get("max_abs")), number(m.get("max_rel")),
+            row.dtype_b, str(row.elements), number(m.get("cosine"), ".6f"), number(m.get("max_abs")), number(m.get("max_rel")),
             number(m.get("rel_norm")), number(m.get("beyond_1e3"), ".4f"), number(m.get("beyond_5e3"), ".4f"),
             f"{row.tolerance:.1e}", row.verdict, row.why]
 

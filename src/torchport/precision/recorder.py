@@ -2,7 +2,8 @@
 TorchFunctionMode (no edit of the script): each module call's floating-point outputs, and those of
 each torch call the project's own code makes (calls.py says which), the gradient that reaches each
 of them in backward, the loss (a one-element tensor whose backward() is called) and every
-parameter's gradient norm before each optimizer step.
+parameter's gradient norm before each optimizer step. With `tensors`, the whole outputs and
+gradients of the modules whose path matches one of the patterns are kept besides.
 
 A module call is named by its path from the outermost module called (`Net.layer2.0.conv1`, as
 named_modules names it), its call count in the step (a module called twice: calls 0 and 1) and the
@@ -14,6 +15,7 @@ that many, as `ops capture --steps` stops it."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import sys
 import weakref
@@ -37,12 +39,14 @@ _OURS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class DumpRecorder:
-    def __init__(self, steps: int | None = None, project: str | None = None) -> None:
-        """`project`: the project's folder, whose files' torch calls are recorded (None: the one of
-        `__main__`)."""
+    def __init__(self, steps: int | None = None, tensors: tuple[str, ...] = (), project: str | None = None) -> None:
+        """`tensors`: fnmatch patterns of the module paths whose whole outputs are kept; `project`:
+        the project's folder, whose files' torch calls are recorded (None: the one of `__main__`)."""
         self.max_steps = steps
         self.records: list[dict] = []
         self.samples: list = []
+        self.tensors: list = []  # whole tensors, on the host, by record["tensor"]
+        self.patterns = tuple(tensors)
         self.project = project
         self.steps: dict[int, dict] = {}
         self.step = 0
@@ -55,6 +59,7 @@ class DumpRecorder:
         self._parameters: dict[int, str] = {}
         self._calls: Counter = Counter()
         self._api_calls: Counter = Counter()
+        self._kept: dict[str, bool] = {}
         self._shown: dict[str, str] = {}
         self._made: Counter = Counter()
         self._undo: list = []
@@ -177,27 +182,41 @@ class DumpRecorder:
 
     def _record(self, phase: str, path: str, api: str | None, call: int, index: int, where: str, autocast,
                 tensor) -> None:
-        stats = self._summarised(tensor)
+        cached = self._summarised(tensor)
+        stats = dict(cached[2])
         stats.update(step=self.step, phase=phase, module=path, call=call, output=index, source=where,
                      autocast_dtype=autocast)
         if api is not None:
             stats["api"] = api
+        elif self.patterns and self._keeps(path):
+            if cached[3] is None:
+                cached[3] = len(self.tensors)
+                self.tensors.append(tensor.detach().to(HOST_DEVICE_TYPE, copy=True))
+            stats["tensor"] = cached[3]
         self.records.append(stats)
         if autocast:
             self.autocast_dtypes.add(autocast)
 
-    def _summarised(self, tensor) -> dict:
-        """The statistics of `tensor` (with its sample's index), computed once for a tensor recorded
-        just before, unchanged since: a module's output is often its last child's or its last torch
-        call's (Sequential, a block ending in its activation), and so is the gradient that reaches it."""
-        for known, version, stats in self._recent:
-            if known() is tensor and tensor._version == version:
-                return dict(stats)
+    def _keeps(self, path: str) -> bool:
+        kept = self._kept.get(path)
+        if kept is None:
+            kept = self._kept[path] = any(fnmatch.fnmatchcase(path, pattern) for pattern in self.patterns)
+        return kept
+
+    def _summarised(self, tensor) -> list:
+        """[tensor, version, its statistics (with its sample's index), its whole copy's index or
+        None], computed once for a tensor recorded just before, unchanged since: a module's output
+        is often its last child's or its last torch call's (Sequential, a block ending in its
+        activation), and so is the gradient that reaches it."""
+        for cached in self._recent:
+            if cached[0]() is tensor and tensor._version == cached[1]:
+                return cached
         stats, sample = summary(tensor)
         stats["sample"] = len(self.samples)
         self.samples.append(sample)
-        self._recent.append((weakref.ref(tensor), tensor._version, stats))
-        return dict(stats)
+        cached = [weakref.ref(tensor), tensor._version, stats, None]
+        self._recent.append(cached)
+        return cached
 
     def _child_name(self, parent, module) -> str:
         key = (id(parent), id(module))

@@ -36,9 +36,14 @@ def summary(tensor) -> tuple[dict, "torch.Tensor"]:
             if finite.numel() else [None] * 4
     low, high, total, norm = values
     mean = total / count if total is not None else None
-    stride = max(1, flat.numel() // SAMPLE)
-    sample = wide[::stride][:SAMPLE].to(HOST_DEVICE_TYPE, copy=True)
+    sample = sampled(wide).to(HOST_DEVICE_TYPE, copy=True)
     stats = {"shape": list(tensor.shape), "dtype": str(tensor.dtype).replace("torch.", ""),
              "device": tensor.device.type, "min": low, "max": high, "mean": mean, "norm": norm,
              "nan": int(nan), "inf": int(inf)}
     return stats, sample
+
+
+def sampled(flat) -> "torch.Tensor":
+    """The sample of a flat tensor, as float32: every (numel // SAMPLE)th element, SAMPLE at most."""
+    stride = max(1, flat.numel() // SAMPLE)
+    return flat[::stride][:SAMPLE].float()
