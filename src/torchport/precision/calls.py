@@ -30,7 +30,7 @@ NO_NUMERICS = METADATA | frozenset({
     "movedim", "moveaxis", "expand", "expand_as", "broadcast_to", "broadcast_tensors", "as_strided",
     "contiguous", "narrow", "select", "split", "split_with_sizes", "tensor_split", "hsplit", "vsplit",
     "dsplit", "chunk", "unbind", "unfold", "diagonal", "view_as_real", "view_as_complex", "real", "imag",
-    "__getitem__", "__setitem__", "clone", "detach", "detach_", "repeat", "repeat_interleave", "tile",
+    "__getitem__", "__setitem__", "clone", "detach", "detach_", "to_dense", "repeat", "repeat_interleave", "tile",
     "flip", "fliplr", "flipud", "roll", "rot90", "cat", "concat", "concatenate", "stack", "hstack",
     "vstack", "dstack", "column_stack", "gather", "index_select", "take", "take_along_dim",
     "masked_select", "masked_fill", "masked_fill_", "where", "tril", "triu", "tril_", "triu_", "pad",

@@ -127,6 +127,9 @@ def _dump(args: argparse.Namespace, script: str, renamed: bytes | None) -> int:
     kept = f", {len(recorder.tensors)} kept whole" if args.tensors else ""
     print(f"torchport dump: {script}: {ended}; {len(recorder.steps)} steps, {len(recorder.records)} tensors "
           f"({from_calls} of torch calls{kept}) -> {args.output} ({size / 1e6:.1f} MB)", file=sys.stderr)
+    if recorder.unrecorded:
+        print(f"torchport dump: {sum(recorder.unrecorded.values())} torch calls could not be recorded (their "
+              f"outputs' values cannot be read here): {', '.join(sorted(recorder.unrecorded))}", file=sys.stderr)
     if args.tensors and not recorder.tensors:
         print(f"torchport dump: no module path matched --tensors {' '.join(args.tensors)}", file=sys.stderr)
     first = next((r for r in recorder.records if r["nan"] or r["inf"]), None)

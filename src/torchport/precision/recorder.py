@@ -59,6 +59,7 @@ class DumpRecorder:
         self._parameters: dict[int, str] = {}
         self._calls: Counter = Counter()
         self._api_calls: Counter = Counter()
+        self.unrecorded: Counter = Counter()  # API -> the calls that could not be recorded
         self._kept: dict[str, bool] = {}
         self._shown: dict[str, str] = {}
         self._made: Counter = Counter()
@@ -79,7 +80,7 @@ class DumpRecorder:
                    register_optimizer_step_pre_hook(self._before_step),
                    register_optimizer_step_post_hook(self._after_step)]
         self._undo = [handle.remove for handle in handles]
-        self._quiet = torch._C.DisableTorchFunction  # the recorder's own torch calls: not the mode's
+        self._quiet = _Quiet.made_for(torch)
         self._tensor_type = torch.Tensor
         self._pid = os.getpid()
         backward = torch.Tensor.backward
@@ -139,19 +140,26 @@ class DumpRecorder:
             self._outputs(path, None, call, _caller(), output, lambda tensor: tensor.requires_grad)
 
     def called(self, api: str, frame, args, result) -> None:
-        """A torch call `api` the project made at `frame` (the mode's), which returned `result`."""
-        with self._quiet():
-            if not isinstance(result, (self._tensor_type, tuple, list)) or os.getpid() != self._pid:
-                return  # (nothing to record, or a DataLoader worker's call: its records would not come back)
-            if api.rpartition(".")[2] in calls.CASTS and not _changes_dtype(args, result, self._tensor_type):
-                return
-            path = self._stack[-1][1] if self._stack else ""
-            key = (self.step, path, api)
-            call = self._api_calls[key]
-            self._api_calls[key] += 1
-            filename = frame.f_code.co_filename
-            shown = self._shown.get(filename) or self._shown.setdefault(filename, display_path(filename))
-            self._outputs(path, api, call, f"{shown}:{frame.f_lineno}", result, lambda tensor: tensor.grad_fn is not None)
+        """A torch call `api` the project made at `frame` (the mode's), which returned `result`.
+        Whatever goes wrong in recording it is counted, not raised: the script runs on."""
+        if not isinstance(result, (self._tensor_type, tuple, list)) or os.getpid() != self._pid:
+            return  # (nothing to record, or a DataLoader worker's call: its records would not come back)
+        try:
+            with self._quiet():
+                self._record_call(api, frame, args, result)
+        except Exception:  # (a tensor whose values cannot be read here: a subclass's, a fake one)
+            self.unrecorded[api] += 1
+
+    def _record_call(self, api: str, frame, args, result) -> None:
+        if api.rpartition(".")[2] in calls.CASTS and not _changes_dtype(args, result, self._tensor_type):
+            return
+        path = self._stack[-1][1] if self._stack else ""
+        key = (self.step, path, api)
+        call = self._api_calls[key]
+        self._api_calls[key] += 1
+        filename = frame.f_code.co_filename
+        shown = self._shown.get(filename) or self._shown.setdefault(filename, display_path(filename))
+        self._outputs(path, api, call, f"{shown}:{frame.f_lineno}", result, lambda tensor: tensor.grad_fn is not None)
 
     def _outputs(self, path: str, api: str | None, call: int, where: str, output, hooked) -> None:
         """Record each floating-point tensor of `output`, and hook the gradient that will reach it
@@ -208,13 +216,14 @@ class DumpRecorder:
         None], computed once for a tensor recorded just before, unchanged since: a module's output
         is often its last child's or its last torch call's (Sequential, a block ending in its
         activation), and so is the gradient that reaches it."""
+        version = None if tensor.is_inference() else tensor._version  # (inference tensors have none)
         for cached in self._recent:
-            if cached[0]() is tensor and tensor._version == cached[1]:
+            if cached[0]() is tensor and version is not None and version == cached[1]:
                 return cached
         stats, sample = summary(tensor)
         stats["sample"] = len(self.samples)
         self.samples.append(sample)
-        cached = [weakref.ref(tensor), tensor._version, stats, None]
+        cached = [weakref.ref(tensor), version, stats, None]
         self._recent.append(cached)
         return cached
 
@@ -268,6 +277,33 @@ class DumpRecorder:
             if self.max_steps is not None and made >= self.max_steps:
                 self.recording = False
                 raise EnoughSteps
+
+
+class _Quiet:
+    """Where the recorder computes: its torch calls are seen neither by torch function modes (its
+    own included) nor by the script's dispatch modes (a FlopCounterMode, a logging mode)."""
+
+    __slots__ = ("_function", "_dispatch")
+
+    @classmethod
+    def made_for(cls, torch):
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        cls.disable_function, cls.dispatch_depth = torch._C.DisableTorchFunction, torch._C._len_torch_dispatch_stack
+        cls.disable_dispatch = staticmethod(_disable_current_modes)
+        return cls
+
+    def __enter__(self) -> None:
+        self._function = self.disable_function()
+        self._function.__enter__()
+        self._dispatch = self.disable_dispatch() if self.dispatch_depth() else None
+        if self._dispatch is not None:
+            self._dispatch.__enter__()
+
+    def __exit__(self, *exc) -> None:
+        if self._dispatch is not None:
+            self._dispatch.__exit__(*exc)
+        self._function.__exit__(*exc)
 
 
 def _changes_dtype(args, result, tensor_type) -> bool:

@@ -11,9 +11,13 @@ SAMPLE = 512  # elements kept per tensor: enough for cosine and error shares, sm
 
 
 def is_recorded(value) -> bool:
+    """A floating-point tensor with elements whose values can be read: dense, not on the meta device,
+    not one of torch.func's wrappers (inside grad or vmap)."""
     import torch
 
-    return isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel() > 0
+    return isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel() > 0 \
+        and value.layout == torch.strided and not value.is_meta \
+        and not torch._C._functorch.is_functorch_wrapped_tensor(value)
 
 
 def summary(tensor) -> tuple[dict, "torch.Tensor"]:
