@@ -1,8 +1,8 @@
 """`torchport dump` overhead: a training step with no recorder and under the dump's recorder
-(every module call's outputs and gradients summarised and sampled, the loss and the gradient
-norms per step), on the same model and batches, in one process, interleaved: blocks of steps
-alternate between the two sides, a block of each per round; a side's step time is its median
-block over the rounds.
+(every module call's outputs and gradients summarised and sampled, and those of the script's own
+torch calls: the residual adds and the pooling; the loss and the gradient norms per step), on the
+same model and batches, in one process, interleaved: blocks of steps alternate between the two
+sides, a block of each per round; a side's step time is its median block over the rounds.
 
 The model is a small CIFAR-style residual network of width 64, ResNet-18's first stage
 (convolutions, batch norm, ReLU in place, pooling, a linear head: 31 module calls a step), the

@@ -19,6 +19,7 @@ DEVICE_TYPE = re.compile(r"(cpu|mps|npu|xpu)(:\d+)?")
 # The same spelling with another meaning: (file, literal) -> what it names.
 NOT_DEVICE_TYPES = {
     ("shapes/names.py", "cpu"): "the Tensor.cpu method, in Ascend's list of calls a shape report skips",
+    ("precision/calls.py", "cpu"): "the Tensor.cpu method, a device move that a dump does not record",
 }
 AMP_DEVICE_TYPE_NAMES = {"autocast", "GradScaler", "custom_fwd", "custom_bwd"}
 PROCESS_GROUP_NAMES = {"init_process_group", "new_group"}

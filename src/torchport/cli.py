@@ -23,7 +23,7 @@ COMMANDS = {
     "check": ("torchport.check.command", "list what a migration would change, as a linter lists findings"),
     "analyze": ("torchport.analyze.command", "report what will not move, what to tune, and third-party CUDA"),
     "ops": ("torchport.ops.command", "which aten ops a run uses that a target has no kernel for"),
-    "dump": ("torchport.precision.dump_command", "record what a run computes, per module call, to compare it"),
+    "dump": ("torchport.precision.dump_command", "record what a run computes, per module and torch call, to compare it"),
     "compare": ("torchport.precision.compare_command", "compare two dumps and name the first call that parts"),
     "targets": ("torchport.targets.command", "list the targets, or what each torch.cuda API becomes"),
     "config": ("torchport.config", "show the settings [tool.torchport] in pyproject.toml gives, and where each comes from"),

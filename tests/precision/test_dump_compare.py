@@ -56,9 +56,12 @@ def _summary(result) -> str:
 
 
 def test_two_clean_runs_compare_with_exit_0(dumps):
+    """(50 calls: 42 of module calls, outputs and gradients over the 3 steps, and 8 of the script's
+    own torch calls: its data's torch.randn and sum, and each step Net.forward's F.relu, output and
+    gradient)"""
     result = _compare(dumps["clean"], dumps["again"])
     assert result.returncode == 0, result.stdout + result.stderr
-    assert _summary(result) == "torchport compare: no divergence (42 calls compared at float32)"
+    assert _summary(result) == "torchport compare: no divergence (50 calls compared at float32)"
 
 
 def test_the_layer_that_loses_precision_is_named_first_not_the_layer_before_it(dumps, tmp_path):
@@ -67,10 +70,10 @@ def test_the_layer_that_loses_precision_is_named_first_not_the_layer_before_it(d
     assert "; first: step 1 forward Net.fc2 (" in _summary(result), _summary(result)
     assert f"{CLASSIFIER}:43): relative error " in _summary(result)  # the line that called the layer
     rows = (tmp_path / "report" / "compare.csv").read_text().splitlines()
-    verdicts = {tuple(row.split(",")[:3]): row.split(",")[15] for row in rows[1:]}
-    assert verdicts[("1", "forward", "Net.fc1")] == verdicts[("1", "forward", "Net.fc2.linear")] == "same"
-    assert verdicts[("1", "forward", "Net.fc2")] == "diverges"
-    assert rows[0].startswith("Step,Phase,Module,Call,Output,Source,Dtype A,Dtype B,Cosine,")
+    verdicts = {tuple(row.split(",")[:4]): row.split(",")[17] for row in rows[1:]}
+    assert verdicts[("1", "forward", "Net.fc1", "")] == verdicts[("1", "forward", "Net.fc2.linear", "")] == "same"
+    assert verdicts[("1", "forward", "Net.fc2", "")] == "diverges"
+    assert rows[0].startswith("Step,Phase,Module,API,Call,Output,Source,Dtype A,Dtype B,Elements,Cosine,")
     assert "Net.fc2" in (tmp_path / "report" / "compare.html").read_text()
 
 
@@ -86,7 +89,7 @@ def test_an_overflow_is_reported_at_its_layer_and_step(dumps):
 def test_float32_against_bfloat16_autocast_is_a_finding_within_bfloat16_not_a_divergence(dumps):
     result = _compare(dumps["clean"], dumps["bf16"])
     assert result.returncode == 0, result.stdout
-    assert _summary(result) == "torchport compare: no divergence (42 calls compared at bfloat16)"
+    assert _summary(result) == "torchport compare: no divergence (50 calls compared at bfloat16)"
     assert "calls computed at lower precision, as expected" in result.stdout
     assert "setting   autocast_dtypes: [] against ['bfloat16']" in result.stdout
 
@@ -94,8 +97,8 @@ def test_float32_against_bfloat16_autocast_is_a_finding_within_bfloat16_not_a_di
 def test_where_run_drops_autocast_on_this_cpu_the_amp_run_computes_what_float32_does(dumps):
     result = _compare(dumps["clean"], dumps["bf16_dropped"], "-o", dumps["clean"].parent / "dropped")
     assert result.returncode == 0, result.stdout
-    assert _summary(result) == "torchport compare: no divergence (42 calls compared at float32)"
-    verdicts = {row.split(",")[15] for row in (dumps["clean"].parent / "dropped" / "compare.csv").read_text().splitlines()[1:]}
+    assert _summary(result) == "torchport compare: no divergence (50 calls compared at float32)"
+    verdicts = {row.split(",")[17] for row in (dumps["clean"].parent / "dropped" / "compare.csv").read_text().splitlines()[1:]}
     assert verdicts == {"same"}
 
 

@@ -1,14 +1,16 @@
-"""Two dumps lined up call by call (step, phase, module path, call count, output index), in the
-execution order of the first: per call its measures and verdict, the first call that parts
-beyond its tolerance, the first NaN or Inf on either side, the step where losses and gradient
-norms part, and every setting that differs."""
+"""Two dumps lined up call by call (step, phase, module path, API for a torch call, call count,
+output index), in the execution order of the first: per call, module or torch call alike, its
+measures (over the sample, or over every element where both dumps kept the whole tensor) and
+verdict, the first call that parts beyond its tolerance, the first NaN or Inf on either side, the
+step where losses and gradient norms part, and every setting that differs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from torchport.precision.dumpfile import Dump
+from torchport.precision.dumpfile import Dump, entry_name
 from torchport.precision.measures import lowest, measure, relative, strictest, tolerance
+from torchport.precision.stats import sampled
 
 SAME, WITHIN, PRECISION, DIVERGES = "same", "within tolerance", "lower precision, as expected", "diverges"
 
@@ -18,6 +20,7 @@ class Row:
     step: int
     phase: str
     module: str
+    api: str  # "" for a module call
     call: int
     output: int
     source: str
@@ -28,11 +31,11 @@ class Row:
     tolerance: float
     verdict: str
     why: str = ""
+    elements: int = 0  # the elements measured: the sample's, or the whole tensor's
 
     @property
     def name(self) -> str:
-        return (f"step {self.step + 1} {self.phase} {self.module}"
-                f"{f' call {self.call}' if self.call else ''}{f' output {self.output}' if self.output else ''}")
+        return entry_name(self.step, self.phase, self.module, self.api, self.call, self.output)
 
 
 @dataclass
@@ -69,7 +72,7 @@ def compare(a: Dump, b: Dump) -> Comparison:
             result.only_a += 1
             continue
         seen.add(_key(record))
-        row = _row(record, other, a.samples[record["sample"]], b.samples[other["sample"]])
+        row = _row(record, other, _values(a, record), _values(b, other))
         result.rows.append(row)
         if result.nonfinite is None and _nonfinite(record) != _nonfinite(other):
             result.nonfinite = row
@@ -82,7 +85,13 @@ def compare(a: Dump, b: Dump) -> Comparison:
 
 
 def _key(record: dict) -> tuple:
-    return record["step"], record["phase"], record["module"], record["call"], record["output"]
+    return record["step"], record["phase"], record["module"], record.get("api", ""), record["call"], record["output"]
+
+
+def _values(dump: Dump, record: dict):
+    """The record's whole tensor, flat, where the dump kept it; else its sample."""
+    index = record.get("tensor")
+    return dump.tensors[index].reshape(-1) if index is not None else dump.samples[record["sample"]]
 
 
 def _nonfinite(record: dict) -> bool:
@@ -90,8 +99,11 @@ def _nonfinite(record: dict) -> bool:
 
 
 def _row(a: dict, b: dict, sample_a, sample_b) -> Row:
-    row = Row(a["step"], a["phase"], a["module"], a["call"], a["output"], a["source"] or b["source"],
-              a["dtype"], b["dtype"], a["shape"], {}, 0.0, SAME)
+    """The row of one call; the samples are the whole tensors where both sides kept theirs (one
+    side's whole tensor against the other's sample: the sample taken from it as dump takes it)."""
+    sample_a, sample_b = _alike(a, sample_a, b), _alike(b, sample_b, a)
+    row = Row(a["step"], a["phase"], a["module"], a.get("api", ""), a["call"], a["output"], a["source"] or b["source"],
+              a["dtype"], b["dtype"], a["shape"], {}, 0.0, SAME, elements=len(sample_a))
     common = strictest(a["dtype"], b["dtype"])
     allowed = tolerance(a["dtype"], b["dtype"], a.get("autocast_dtype"), b.get("autocast_dtype"))
     row.tolerance = allowed
@@ -113,6 +125,14 @@ def _row(a: dict, b: dict, sample_a, sample_b) -> Row:
         row.verdict = DIVERGES
         row.why = f"relative error {row.measures['rel_norm']:.2e} > {allowed:.1e}"
     return row
+
+
+def _alike(record: dict, values, other: dict):
+    """`values` as the other side's: the whole tensor when the other kept its whole one too, else
+    the sample (a whole tensor's own sample, where the other side has only that)."""
+    if "tensor" in record and "tensor" not in other:
+        return sampled(values)
+    return values
 
 
 def _steps(result: Comparison, a: Dump, b: Dump, allowed: float) -> None:

@@ -1,18 +1,23 @@
 """Compare two dumps (torchport dump) call by call, and name the first call that parts.
 
-Calls are lined up by step, phase (forward, then the backward gradients), module path, call count
-and output index, in the execution order of A. Per call: cosine similarity, the largest absolute
-and relative error, the relative error of the whole (|A - B| / |A|), and the share of elements
-whose relative error passes 1/1000 and 5/1000. A call diverges when its relative error passes
-the tolerance of its lowest precision (float32 1e-4, float16 2^-6, bfloat16 2^-3; a call that ran
-under autocast is judged at the autocast dtype: float32 against bfloat16 autocast is a finding,
-"lower precision, as expected", not a divergence), or when NaN or Inf appears on one side only.
+Calls, module calls and the project's own torch calls alike, are lined up by step, phase
+(forward, then the backward gradients), module path, API (a torch call's: `torch.nn.functional.gelu`
+in the module whose forward made it), call count and output index, in the execution order of A:
+the first call that parts may be a module or a torch call, named with the project's line. Per
+call: cosine similarity, the largest absolute and relative error, the relative error of the whole
+(|A - B| / |A|), and the share of elements whose relative error passes 1/1000 and 5/1000, over the
+512-element sample, or over every element where both dumps kept the whole tensor (dump --tensors,
+and the modules' calls alone). A call diverges when its relative error passes the tolerance of
+its lowest precision (float32 1e-4, float16 2^-6, bfloat16 2^-3; a call that ran under autocast is
+judged at the autocast dtype: float32 against bfloat16 autocast is a finding, "lower precision,
+as expected", not a divergence), or when NaN or Inf appears on one side only.
 Steps are counted from 1. Also: where NaN or Inf first appears, the step where the losses or
 gradient norms part beyond the run's precision, and every setting that differs.
 
-Columns (-o DIR/compare.csv, and the same as DIR/compare.html): Step, Phase, Module, Call, Output,
-Source (the project's line that called the module), Dtype A, Dtype B, Cosine, Max Abs Error,
-Max Rel Error, Rel Error, Beyond 1/1000, Beyond 5/1000, Tolerance, Verdict, Why.
+Columns (-o DIR/compare.csv, and the same as DIR/compare.html): Step, Phase, Module, API (empty
+for a module call), Call, Output, Source (the project's line that made the call), Dtype A,
+Dtype B, Elements (those measured), Cosine, Max Abs Error, Max Rel Error, Rel Error,
+Beyond 1/1000, Beyond 5/1000, Tolerance, Verdict, Why.
 
 examples:
   torchport compare cuda_on_cpu migrated                 the first divergent call, in one line
@@ -32,8 +37,9 @@ import sys
 
 from torchport.report.destination import RULE, output_folder
 
-COLUMNS = ["Step", "Phase", "Module", "Call", "Output", "Source", "Dtype A", "Dtype B", "Cosine", "Max Abs Error",
-           "Max Rel Error", "Rel Error", "Beyond 1/1000", "Beyond 5/1000", "Tolerance", "Verdict", "Why"]
+COLUMNS = ["Step", "Phase", "Module", "API", "Call", "Output", "Source", "Dtype A", "Dtype B", "Elements", "Cosine",
+           "Max Abs Error", "Max Rel Error", "Rel Error", "Beyond 1/1000", "Beyond 5/1000", "Tolerance", "Verdict", "Why"]
+NUMERIC = range(COLUMNS.index("Elements"), COLUMNS.index("Tolerance"))  # right-aligned in the HTML
 SHOWN = 10  # divergent calls printed
 
 
@@ -55,7 +61,7 @@ def main(args: argparse.Namespace) -> int:
     a, b = dumpfile.read(args.a), dumpfile.read(args.b)
     result = compare(a, b)
     if not result.rows:
-        print(f"torchport compare: {args.a} and {args.b} share no module call (only A: {result.only_a}, "
+        print(f"torchport compare: {args.a} and {args.b} share no call (only A: {result.only_a}, "
               f"only B: {result.only_b}): not runs of the same model", file=sys.stderr)
         return 1
     for line in _lines(result):
@@ -109,8 +115,8 @@ def _cells(row) -> list[str]:
     def number(value, digits: str = ".3e") -> str:
         return "" if value is None else ("inf" if math.isinf(value) else format(value, digits))
 
-    return [str(row.step + 1), row.phase, row.module, str(row.call), str(row.output), row.source, row.dtype_a,
-            row.dtype_b, number(m.get("cosine"), ".6f"), number(m.get("max_abs")), number(m.get("max_rel")),
+    return [str(row.step + 1), row.phase, row.module, row.api, str(row.call), str(row.output), row.source, row.dtype_a,
+            row.dtype_b, str(row.elements), number(m.get("cosine"), ".6f"), number(m.get("max_abs")), number(m.get("max_rel")),
             number(m.get("rel_norm")), number(m.get("beyond_1e3"), ".4f"), number(m.get("beyond_5e3"), ".4f"),
             f"{row.tolerance:.1e}", row.verdict, row.why]
 
@@ -126,7 +132,7 @@ def _write(folder: str, a: str, b: str, result, summary: str) -> None:
     environment = jinja2.Environment(loader=jinja2.PackageLoader("torchport.report", "templates"), autoescape=True,
                                      undefined=jinja2.StrictUndefined)
     page = environment.get_template("compare.html.j2").render(
-        a=a, b=b, summary=summary, settings=result.settings, columns=COLUMNS,
+        a=a, b=b, summary=summary, settings=result.settings, columns=COLUMNS, numeric=list(NUMERIC),
         rows=[({"diverges": "diverges", "lower precision, as expected": "precision"}.get(row.verdict, ""), cells)
               for row, cells in zip(result.rows, rows)])
     with open(os.path.join(folder, "compare.html"), "w", encoding="utf-8") as file:

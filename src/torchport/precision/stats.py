@@ -11,9 +11,13 @@ SAMPLE = 512  # elements kept per tensor: enough for cosine and error shares, sm
 
 
 def is_recorded(value) -> bool:
+    """A floating-point tensor with elements whose values can be read: dense, not on the meta device,
+    not one of torch.func's wrappers (inside grad or vmap)."""
     import torch
 
-    return isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel() > 0
+    return isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel() > 0 \
+        and value.layout == torch.strided and not value.is_meta \
+        and not torch._C._functorch.is_functorch_wrapped_tensor(value)
 
 
 def summary(tensor) -> tuple[dict, "torch.Tensor"]:
@@ -36,9 +40,14 @@ def summary(tensor) -> tuple[dict, "torch.Tensor"]:
             if finite.numel() else [None] * 4
     low, high, total, norm = values
     mean = total / count if total is not None else None
-    stride = max(1, flat.numel() // SAMPLE)
-    sample = wide[::stride][:SAMPLE].to(HOST_DEVICE_TYPE, copy=True)
+    sample = sampled(wide).to(HOST_DEVICE_TYPE, copy=True)
     stats = {"shape": list(tensor.shape), "dtype": str(tensor.dtype).replace("torch.", ""),
              "device": tensor.device.type, "min": low, "max": high, "mean": mean, "norm": norm,
              "nan": int(nan), "inf": int(inf)}
     return stats, sample
+
+
+def sampled(flat) -> "torch.Tensor":
+    """The sample of a flat tensor, as float32: every (numel // SAMPLE)th element, SAMPLE at most."""
+    stride = max(1, flat.numel() // SAMPLE)
+    return flat[::stride][:SAMPLE].float()

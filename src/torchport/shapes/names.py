@@ -16,12 +16,13 @@ SKIP = None  # the name of a call that is not recorded
 _ASCEND_SKIPPED = {"cpu", "cuda", "long", "float", "int", "detach", "to", "contiguous", "type",
                    "requires_grad_", "clone", "numpy"}
 # ... and the calls that only read a tensor's metadata or turn it into Python values.
-_METADATA = {"size", "dim", "ndimension", "numel", "nelement", "stride", "storage_offset", "is_contiguous",
-             "is_floating_point", "is_complex", "data_ptr", "element_size", "get_device", "item", "tolist",
-             "__len__", "__repr__", "__format__", "__hash__", "__bool__", "__int__", "__float__",
-             "__index__", "__array__", "__reduce_ex__", "__deepcopy__", "__setstate__", "__get__",
-             "__set__", "__delete__", "register_hook", "retain_grad", "backward_hook"}
-_SKIPPED_METHODS = frozenset(_ASCEND_SKIPPED | _METADATA)
+METADATA = frozenset({
+    "size", "dim", "ndimension", "numel", "nelement", "stride", "storage_offset", "is_contiguous",
+    "is_floating_point", "is_complex", "data_ptr", "element_size", "get_device", "item", "tolist",
+    "__len__", "__repr__", "__format__", "__hash__", "__bool__", "__int__", "__float__", "__index__",
+    "__array__", "__reduce_ex__", "__deepcopy__", "__setstate__", "__get__", "__set__", "__delete__",
+    "register_hook", "retain_grad", "backward_hook"})
+_SKIPPED_METHODS = frozenset(_ASCEND_SKIPPED | METADATA)
 
 # Where torch's C functions are published under another spelling: (C module, prefix) -> public module.
 _PREFIXED = {
@@ -34,10 +35,12 @@ _PUBLIC_MODULES = ("torch.nn.functional", "torch.nn.utils.rnn", "torch.nn.init")
 
 
 class Names:
-    """Callable -> report name (or SKIP), decided once per callable."""
+    """Callable -> report name (or SKIP), decided once per callable. `skipped`: the short names
+    (Tensor methods, torch.* functions) left out; by default Ascend's and the metadata reads."""
 
-    def __init__(self) -> None:
+    def __init__(self, skipped: frozenset[str] = _SKIPPED_METHODS) -> None:
         self.known: dict = {}  # callable -> name or SKIP: read directly by the capture's hot path
+        self.skipped = skipped
         self._published: dict[int, str] | None = None
 
     def of(self, func) -> str | None:
@@ -58,8 +61,8 @@ class Names:
         if objclass is not None or qualname.startswith(("TensorBase.", "Tensor.")):
             if objclass is not None and objclass.__name__ not in ("TensorBase", "Tensor"):
                 return SKIP  # a descriptor's __get__/__set__: an attribute read such as x.shape
-            return SKIP if short in _SKIPPED_METHODS else f"torch.Tensor.{short}"
-        if short in _SKIPPED_METHODS and module in ("torch", "torch._C._VariableFunctions", None):
+            return SKIP if short in self.skipped else f"torch.Tensor.{short}"
+        if short in self.skipped and module in ("torch", "torch._C._VariableFunctions", None):
             return SKIP
         name = self._published_name(func) or self._prefixed_name(module, short) or _dotted(module, short)
         return SKIP if name.startswith("torch.nn.init.") else name
