@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _torchport_cli import TORCHPORT, run
 
 MLP = Path(__file__).parent / "projects" / "mlp.py"
-TORCHPORT = [sys.executable, "-m", "torchport"]
 KEPT = ("--tensors", "MLP.blocks.*.down", "--tensors", "MLP.head")
 
 
@@ -27,17 +25,10 @@ def _line(fragment: str) -> int:
     return lines[0]
 
 
-def _run(args, cwd, **env):
-    environment = {**os.environ, "PYTHONWARNINGS": "ignore::UserWarning", **env}
-    environment.pop("TORCHPORT_TARGET", None)
-    if "PRECISION_FAULT" not in env:
-        environment.pop("PRECISION_FAULT", None)
-    return subprocess.run([str(a) for a in args], cwd=cwd, env=environment, capture_output=True, text=True,
-                          timeout=300)
 
 
 def _dump(folder: Path, name: str, *options, **env) -> Path:
-    result = _run([*TORCHPORT, "dump", "-o", name, "--steps", "3", *options, MLP], folder, **env)
+    result = run([*TORCHPORT, "dump", "-o", name, "--steps", "3", *options, MLP], folder, **env)
     assert result.returncode == 0, result.stderr
     return folder / name
 
@@ -55,7 +46,7 @@ def dumps(tmp_path_factory):
 
 
 def _compare(a: Path, b: Path, report: Path | None = None):
-    return _run([*TORCHPORT, "compare", a, b, *(["-o", report] if report else [])], a.parent)
+    return run([*TORCHPORT, "compare", a, b, *(["-o", report] if report else [])], a.parent)
 
 
 def _rows(report: Path) -> list[dict]:
@@ -160,7 +151,7 @@ def test_compare_measures_the_kept_tensors_over_every_element(dumps, tmp_path):
 
 
 def test_dump_help_explains_tensors():
-    result = _run([*TORCHPORT, "dump", "--help"], Path(__file__).parent)
+    result = run([*TORCHPORT, "dump", "--help"], Path(__file__).parent)
     text = " ".join(result.stdout.split())
     assert "--tensors GLOB" in text and "fnmatch" in text and "every element" in text and "tensors.pt" in text
 

@@ -4,30 +4,20 @@ original under run-time migration against its `migrate --target cpu` output)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _torchport_cli import TORCHPORT, run
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSIFIER = Path(__file__).parent / "projects" / "classifier.py"
-TORCHPORT = [sys.executable, "-m", "torchport"]
 EXAMPLES = ["autoencoder_quickstart", "amp_classifier", "cnn_benchmark", "transformer_checkpoint"]
 
 
-def _run(args, cwd, **env):
-    environment = {**os.environ, "PYTHONWARNINGS": "ignore::UserWarning", **env}
-    environment.pop("TORCHPORT_TARGET", None)
-    if "PRECISION_FAULT" not in env:
-        environment.pop("PRECISION_FAULT", None)
-    return subprocess.run([str(a) for a in args], cwd=cwd, env=environment, capture_output=True, text=True,
-                          timeout=300)
 
 
 def _dump(folder: Path, name: str, *script_args, **env) -> Path:
-    result = _run([*TORCHPORT, "dump", "-o", name, "--steps", "3", "--target", "cpu", CLASSIFIER, *script_args],
+    result = run([*TORCHPORT, "dump", "-o", name, "--steps", "3", "--target", "cpu", CLASSIFIER, *script_args],
                   folder, **env)
     assert result.returncode == 0, result.stderr
     return folder / name
@@ -48,7 +38,7 @@ def dumps(tmp_path_factory):
 
 
 def _compare(a: Path, b: Path, *options):
-    return _run([*TORCHPORT, "compare", a, b, *options], a.parent)
+    return run([*TORCHPORT, "compare", a, b, *options], a.parent)
 
 
 def _summary(result) -> str:
@@ -117,17 +107,17 @@ def test_bad_input_is_one_line_and_exit_2(dumps, tmp_path):
     result = _compare(dumps["clean"], tmp_path / "empty")
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "not a dump (dump.json is missing)" in result.stderr
-    result = _run([*TORCHPORT, "dump", "-o", "d", "missing.py"], tmp_path)
+    result = run([*TORCHPORT, "dump", "-o", "d", "missing.py"], tmp_path)
     assert (result.returncode, result.stderr) == (2, "torchport dump: error: no such script: missing.py\n")
 
 
 def _run_against_migrated(example: str, tmp_path: Path):
     script = ROOT / "examples" / f"{example}.py"
     migrated = tmp_path / "migrated"
-    result = _run([*TORCHPORT, "migrate", "-q", "--target", "cpu", "-o", migrated, script], tmp_path)
+    result = run([*TORCHPORT, "migrate", "-q", "--target", "cpu", "-o", migrated, script], tmp_path)
     assert result.returncode == 0, result.stderr
     for args in (["-o", "original", "--target", "cpu", script], ["-o", "migrated_dump", migrated / script.name]):
-        result = _run([*TORCHPORT, "dump", *args], tmp_path)
+        result = run([*TORCHPORT, "dump", *args], tmp_path)
         assert result.returncode == 0, result.stderr
     for name in ("original", "migrated_dump"):
         size = sum(f.stat().st_size for f in (tmp_path / name).iterdir())

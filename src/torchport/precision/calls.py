@@ -17,8 +17,6 @@ values the runs should share."""
 
 from __future__ import annotations
 
-import sys
-
 from torchport.shapes.callsites import BARRIER, PASS, USER, CallSites
 from torchport.shapes.names import METADATA, SKIP, Names
 
@@ -90,35 +88,17 @@ class DirectCallSites(CallSites):
 
 def call_mode(recorder, names: CallNames, callsites: DirectCallSites):
     """The TorchFunctionMode that hands `recorder.called(name, frame, args, result)` each torch
-    call the project makes while it records. Its __torch_function__ runs on every torch call, so
-    what it uses is bound once here and a call it turns away costs a few dict look-ups."""
-    import torch
+    call the project makes while it records (shapes' `project_call_mode`)."""
     from torch.overrides import TorchFunctionMode
 
-    known, name_of = names.known, names.of
-    kinds, user_frame = callsites.kinds, callsites.user_frame
-    getframe, compiling, called = sys._getframe, torch.compiler.is_compiling, recorder.called
+    from torchport.shapes.capture import project_call_mode
 
-    class CallMode(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            if kwargs is None:
-                kwargs = {}
-            try:
-                name = known[func]
-            except (KeyError, TypeError):
-                name = name_of(func)
-            if name is None or not recorder.recording or compiling():
-                return func(*args, **kwargs)
-            frame = getframe(1)
-            if kinds.get(id(frame.f_code)) != USER:
-                frame = user_frame(frame)
-                if frame is None:
-                    return func(*args, **kwargs)
-            result = func(*args, **kwargs)
-            called(name, frame, args, result)
-            return result
+    called = recorder.called
 
-    return CallMode()
+    def recorded(frame, name, func, args, kwargs, result) -> None:
+        called(name, frame, args, result)
+
+    return project_call_mode(TorchFunctionMode, recorder, names, callsites, recorded)
 
 
 def push(mode) -> None:

@@ -83,19 +83,30 @@ def module_name(cls) -> str:
 
 
 def _shape_mode(recorder: Recorder, mode_base):
-    """The TorchFunctionMode; its __torch_function__ runs on every torch call of a step, so what it
-    uses is bound once here and the common case (a call straight from the user's frame, a name
-    already known) is a few dict look-ups. While torch.compile traces a function it steps aside:
-    the compiled call is recorded where the user makes it (the module hook, or the mode when
-    dynamo falls back to running the code eagerly)."""
-    known, name_of = recorder.names.known, recorder.names.of
-    kinds, user_frame = recorder.callsites.kinds, recorder.callsites.user_frame
-    note, tensor, plain, getframe = recorder.note, recorder.tensor, recorder.plain, sys._getframe
+    """The TorchFunctionMode that notes each call's shapes (`project_call_mode`)."""
+    note, tensor, plain = recorder.note, recorder.tensor, recorder.plain
+
+    def noted(frame, name, func, args, kwargs, result) -> None:
+        outputs = (result.shape,) if isinstance(result, tensor) else shapes_of(result, tensor)
+        note(frame, name, func, call_shapes(args, kwargs, tensor, plain), outputs)
+
+    return project_call_mode(mode_base, recorder, recorder.names, recorder.callsites, noted)
+
+
+def project_call_mode(mode_base, recorder, names, callsites, on_call):
+    """A TorchFunctionMode that hands `on_call(frame, name, func, args, kwargs, result)` each torch
+    call the project's own code makes while `recorder.recording` (shapes' and dump's). Its
+    __torch_function__ runs on every torch call of a step, so what it uses is bound once here and
+    the common case (a call straight from the user's frame, a name already known) is a few dict
+    look-ups. While torch.compile traces a function it steps aside: the compiled call is recorded
+    where the user makes it (the module hook, or the mode when dynamo runs the code eagerly)."""
+    known, name_of = names.known, names.of
+    kinds, user_frame, getframe = callsites.kinds, callsites.user_frame, sys._getframe
     import torch
 
     compiling = torch.compiler.is_compiling
 
-    class ShapeMode(mode_base):
+    class ProjectCallMode(mode_base):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             if kwargs is None:
                 kwargs = {}
@@ -113,11 +124,10 @@ def _shape_mode(recorder: Recorder, mode_base):
                 if frame is None:
                     return func(*args, **kwargs)
             result = func(*args, **kwargs)
-            outputs = (result.shape,) if isinstance(result, tensor) else shapes_of(result, tensor)
-            note(frame, name, func, call_shapes(args, kwargs, tensor, plain), outputs)
+            on_call(frame, name, func, args, kwargs, result)
             return result
 
-    return ShapeMode()
+    return ProjectCallMode()
 
 
 class Capture:
