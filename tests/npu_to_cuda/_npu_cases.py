@@ -202,6 +202,25 @@ CASES = [
         dist.init_process_group(backend={"hccl": "nccl"}.get(args.dist_backend, args.dist_backend), init_method=args.dist_url)
         """, id="a backend from the command line: ModelZoo's launchers pass --dist-backend 'hccl'"),
     case("""
+        import torch
+
+        def accuracy(output, target, topk=(1,)):
+            _, pred = output.topk(max(topk), 1, True, True)
+            pred = pred.t()
+            correct = pred.eq(target.view(1, -1).expand_as(pred))
+            flat = target.view(-1).npu()
+            return [correct[:k].view(-1).float().sum(0) for k in topk], flat
+        """, """
+        import torch
+
+        def accuracy(output, target, topk=(1,)):
+            _, pred = output.topk(max(topk), 1, True, True)
+            pred = pred.t()
+            correct = pred.eq(target.view(1, -1).expand_as(pred))
+            flat = target.view(-1).cuda()
+            return [correct[:k].reshape(-1).float().sum(0) for k in topk], flat
+        """, id="ModelZoo's accuracy(): a view of eq's result, contiguous on the NPU alone, is a reshape"),
+    case("""
         import os
         import torch
         import torch_npu

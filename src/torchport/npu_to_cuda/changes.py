@@ -14,9 +14,11 @@ CODES = {
     "TP409": "from the NPU: torch_npu.npu_* kernels -> their torch computation",
     "TP410": "from the NPU: torch_npu.profiler -> torch.profiler",
     "TP411": "from the NPU: int32 class labels -> int64 where a loss reads them",
+    "TP412": "from the NPU: a view of a comparison's result -> reshape (contiguous on the NPU alone)",
     "TP400": "from the NPU: uses left as they were",
 }
 IMPORTS, DEVICE_API, METHODS, DEVICES, BACKEND, VISIBLE, TUNING, OPTIMIZERS, KERNELS, PROFILER = (
     f"TP4{n:02d}" for n in range(1, 11))
 LABELS = "TP411"
+CONTIGUOUS = "TP412"
 NOTE = "TP400"

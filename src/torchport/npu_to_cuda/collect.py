@@ -8,8 +8,8 @@ import libcst as cst
 
 from torchport.apis.distributed import BINDS_DEVICE, backend_given_when_run
 from torchport.findings import Operation
-from torchport.npu_to_cuda import (autograd_profiler, changes, imports, kernels, labels, names, optimizers,
-                                   statements, strings)
+from torchport.npu_to_cuda import (autograd_profiler, changes, contiguous, imports, kernels, labels, names,
+                                   optimizers, statements, strings)
 from torchport.npu_to_cuda.edits import Edits, code
 from torchport.npu_to_cuda.reading import Reader
 from torchport.targets import Target
@@ -230,6 +230,8 @@ class Collector(Reader):
                         f".{attr}() -> .{names.CUDA_METHOD}()", f"torch.Tensor.{attr}")
         elif attr == optimizers.CLIP:
             self._clip(node, func)
+        elif attr == contiguous.VIEW:
+            contiguous.visit_view(self, node, func)
         elif kernels.op_named(attr) is not None and self.imported(func.value) is None and code(func.value) != SELF:
             # (torch_npu's Tensor methods: x.npu_format_cast(29))
             self._convert_kernel(node, kernels.op_named(attr), node.args, func.value, f"torch.Tensor.{attr}")
