@@ -15,6 +15,7 @@ CPU_ACTIVITY, CUDA_ACTIVITY = "CPU", "CUDA"
 # torch.autograd's profiler asks for a device's work with use_device="cuda" (torch 2.13; use_cuda=True is deprecated)
 AUTOGRAD_PROFILE = "torch.autograd.profiler.profile"
 DEVICE_KEYWORD = "use_device"
+DEVICE_KEYWORDS = (DEVICE_KEYWORD, "use_cuda")  # (and its deprecated spelling)
 
 
 def drops_cuda_activity(target) -> bool:

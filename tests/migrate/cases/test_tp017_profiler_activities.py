@@ -9,6 +9,25 @@ CODE = "TP017"
 
 CASES = [
     pytest.param(
+        TORCH + "with torch.autograd.profiler.profile(use_cuda=True) as prof:\n    step()\n"
+        'with torch.autograd.profiler.profile(enabled=on, use_device="cuda", record_shapes=True):\n    step()\n',
+        {
+            "cpu": TORCH + "with torch.autograd.profiler.profile() as prof:\n    step()\n"
+            "with torch.autograd.profiler.profile(enabled=on, record_shapes=True):\n    step()\n",
+            "mps": TORCH + "with torch.autograd.profiler.profile() as prof:\n    step()\n"
+            "with torch.autograd.profiler.profile(enabled=on, record_shapes=True):\n    step()\n",
+            "npu": TORCH_NPU + "with torch.autograd.profiler.profile(use_cuda=True) as prof:\n    step()\n"
+            'with torch.autograd.profiler.profile(enabled=on, use_device="npu", record_shapes=True):\n    step()\n',
+            "xpu": TORCH + "with torch.autograd.profiler.profile(use_cuda=True) as prof:\n    step()\n"
+            'with torch.autograd.profiler.profile(enabled=on, use_device="xpu", record_shapes=True):\n    step()\n',
+            "accelerator": TORCH + 'DEVICE_TYPE = torch.accelerator.current_accelerator().type if '
+            'torch.accelerator.is_available() else "cpu"\n'
+            "with torch.autograd.profiler.profile(use_cuda=True) as prof:\n    step()\n"
+            "with torch.autograd.profiler.profile(enabled=on, use_device=DEVICE_TYPE, record_shapes=True):\n    step()\n",
+        },
+        id="the autograd profiler's device keyword goes where there is no device work (torch warns, records the CPU)",
+    ),
+    pytest.param(
         TORCH + (
             "activities = [torch.profiler.ProfilerActivity.CPU]\n"
             "if use_gpu:\n"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.apis.profiler import ACTIVITY, ACTIVITY_NAMES, CPU_ACTIVITY, CUDA_ACTIVITY, drops_cuda_activity
+from torchport.apis.profiler import (
+    ACTIVITY, ACTIVITY_NAMES, AUTOGRAD_PROFILE, CPU_ACTIVITY, CUDA_ACTIVITY, DEVICE_KEYWORDS, drops_cuda_activity,
+)
 from torchport.findings import Operation
-from torchport.migrate.rules.base.nodes import dotted_name, parse_expression
+from torchport.migrate.rules.base.nodes import dotted_name, parse_expression, without_arguments
 from torchport.migrate.rules.base.rule import ApiReferenceRule, Rule
 
 
@@ -16,16 +18,28 @@ class ProfilerActivityRule(Rule):
     ProfilerModuleRule), wherever the CUDA activity is named (`activities.append(...CUDA)` too:
     torch_npu's ProfilerActivity has no CUDA); on the CPU and MPS the CUDA activity goes (the profiler records nothing
     for it); on the device-agnostic target a list of CPU and CUDA becomes
-    `torch.profiler.supported_activities()`."""
+    `torch.profiler.supported_activities()`. The autograd profiler's `use_device="cuda"` (or
+    `use_cuda=True`) goes where the CUDA activity goes: torch warns there and records the CPU."""
 
     code = "TP017"
     order = 200
-    mentions = rb"ProfilerActivity"
-    reads = ACTIVITY_NAMES
+    mentions = rb"ProfilerActivity|use_cuda|use_device"
+    reads = (*ACTIVITY_NAMES, AUTOGRAD_PROFILE)
     title = "profiler activities"
     readme = """`ProfilerActivity.CUDA` in profiler activities: dropped on cpu and mps, `XPU` on xpu, `NPU` on npu,
-    `torch.profiler.supported_activities()` for a CPU+CUDA list on `accelerator`"""
+    `torch.profiler.supported_activities()` for a CPU+CUDA list on `accelerator`; `torch.autograd.profiler.profile(
+    use_device="cuda")` / `use_cuda=True`: the keyword dropped on cpu and mps"""
     sample = "import torch\nactivities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]\n"
+
+    def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
+        if not drops_cuda_activity(self.target) or self.qualified_name(node.func) != AUTOGRAD_PROFILE:
+            return
+        asked = {a.keyword.value for a in node.args if a.keyword is not None and a.keyword.value in DEVICE_KEYWORDS}
+        if asked:
+            shown = ", ".join(f"{k}=" for k in sorted(asked))
+            self.change(node, lambda updated: without_arguments(updated, asked),
+                        f"drop {shown} of {AUTOGRAD_PROFILE}: there is no device work to record on {self.target.name} "
+                        "(torch warns and records the CPU)")
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
         if node.attr.value != CUDA_ACTIVITY or self._activity(node) is None:
