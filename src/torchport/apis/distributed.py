@@ -14,8 +14,9 @@ CUDA_DIST_BACKEND = "nccl"
 CUDA_DEVICE = "cuda"
 HOST_BACKEND = "gloo"  # the collective library every build has, which serves the CPU's tensors
 NCCL_ENUM = "torch.distributed.Backend.NCCL"
-# The calls that make a process group, each taking the backend (first, or as `backend=`).
+# The calls that make a process group, each taking the backend as `backend=` or at its place.
 PROCESS_GROUPS = ("init_process_group", "new_group")
+BACKEND_POSITIONS = {"init_process_group": 0, "new_group": 2}  # new_group(ranks, timeout, backend)
 # The call that answers the backend a process group is on, as exported and where it is defined: a
 # test `get_backend() == "nccl"` asks about the group the script made, which is on the target's backend.
 GETS_BACKEND = frozenset({"torch.distributed.get_backend", "torch.distributed.distributed_c10d.get_backend"})

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.apis.distributed import BINDS_DEVICE, backend_given_when_run
+from torchport.apis.distributed import BACKEND_POSITIONS, BINDS_DEVICE, backend_given_when_run
+from torchport.distribute.edits import argument
 from torchport.findings import Operation
 from torchport.npu_to_cuda import (autograd_profiler, changes, contiguous, imports, kernels, labels, names,
                                    optimizers, statements, strings)
@@ -129,14 +130,12 @@ class Collector(Reader):
             self._keywords(node, func)
             autograd_profiler.visit_call(self, node, func)
             if func in BINDS_DEVICE:
-                self._backend_from_options(node)
+                self._backend_from_options(node, func)
 
-    def _backend_from_options(self, node: cst.Call) -> None:
+    def _backend_from_options(self, node: cst.Call, func: str) -> None:
         """`init_process_group(backend=args.dist_backend)`: ModelZoo's launchers pass
         `--dist-backend 'hccl'`, which becomes nccl where the script runs (then the target's)."""
-        given = next((a for a in node.args if a.keyword is not None and a.keyword.value == "backend"), None)
-        if given is None and node.args and node.args[0].keyword is None and not node.args[0].star:
-            given = node.args[0]
+        given = argument(node, "backend", BACKEND_POSITIONS[func.rsplit(".", 1)[1]])
         if given is None or not isinstance(given.value, cst.Attribute) or self.imported(given.value) is not None:
             return
         value = code(given.value)

@@ -11,13 +11,15 @@ CODE = "TP006"
 DIST = "import torch.distributed as dist\n"
 TORCH_NPU_AFTER_DIST = DIST + "import torch_npu\n"
 OPTIONS = DIST + ("dist.init_process_group(backend=args.dist_backend, world_size=1, rank=0)\n"
-                  "dist.new_group(ranks, backend=cfg.backend)\n")
+                  "dist.new_group(ranks, backend=cfg.backend)\n"
+                  "ring = dist.new_group(args.ranks)\n")  # (new_group's first place is its ranks)
 
 
 def _from_options(backend: str) -> str:
     return (f'dist.init_process_group(backend={{"nccl": {backend}}}.get(args.dist_backend, args.dist_backend), '
             "world_size=1, rank=0)\n"
-            f'dist.new_group(ranks, backend={{"nccl": {backend}}}.get(cfg.backend, cfg.backend))\n')
+            f'dist.new_group(ranks, backend={{"nccl": {backend}}}.get(cfg.backend, cfg.backend))\n'
+            "ring = dist.new_group(args.ranks)\n")
 
 CASES = [
     pytest.param(

@@ -8,12 +8,12 @@ import libcst as cst
 
 from torchport.apis.devices import Presence
 from torchport.apis.distributed import (
-    BINDS_DEVICE, CUDA_DEVICE, CUDA_DIST_BACKEND, DDP_CLASSES, DEVICE_POSITIONS, EACH_DEVICES_DEFAULT, GETS_BACKEND,
+    BACKEND_POSITIONS, BINDS_DEVICE, CUDA_DEVICE, CUDA_DIST_BACKEND, DDP_CLASSES, DEVICE_POSITIONS, EACH_DEVICES_DEFAULT, GETS_BACKEND,
     GROUP_DEVICE_KEYWORD, NCCL_ENUM, backend_given_when_run, ddp_device_ids, map_backend, process_group_device,
 )
 from torchport.findings import Operation
 from torchport.migrate.rules.base.device_exprs import quoted, string_value
-from torchport.migrate.rules.base.nodes import parse_expression, source_of
+from torchport.migrate.rules.base.nodes import call_argument, parse_expression, source_of
 from torchport.migrate.rules.base.rule import Rule
 from torchport.string_literals import is_key_argument
 
@@ -52,7 +52,7 @@ class DistributedBackendRule(Rule):
         where the command line says nccl (`backend_given_when_run`)."""
         called = self.qualified_name(node.func)
         if called in BINDS_DEVICE:
-            self._backend_from_options(node)
+            self._backend_from_options(node, called)
         if called != NCCL_PROBE:
             return
         backend = self.target.dist_backend
@@ -64,10 +64,8 @@ class DistributedBackendRule(Rule):
         new = cst.Call(func=probe, args=[cst.Arg(parse_expression(backend))])
         self.change(node, lambda _: new, f"ask for the {self.target.name} backend instead of nccl", needs=backend)
 
-    def _backend_from_options(self, node: cst.Call) -> None:
-        given = next((a for a in node.args if a.keyword is not None and a.keyword.value == "backend"), None)
-        if given is None and node.args and node.args[0].keyword is None and not node.args[0].star:
-            given = node.args[0]
+    def _backend_from_options(self, node: cst.Call, called: str) -> None:
+        given = call_argument(node, "backend", BACKEND_POSITIONS[called.rsplit(".", 1)[1]])
         if given is None or not isinstance(given.value, cst.Attribute) or self.imported_name(given.value):
             return  # (a literal is the string rule's; an imported constant, Backend.NCCL, the enum rule's)
         value = source_of(given.value)
