@@ -71,19 +71,13 @@ class DirectCallSites(CallSites):
     (its run-time shims) are walked past, every other frame of torch (a module's forward, an
     optimizer, nn.init) and of any code not the project's ends the walk."""
 
-    def _classify(self, frame) -> int:
-        code = frame.f_code
-        name = frame.f_globals.get("__name__") or ""
+    def _kind_of(self, code, name: str) -> int:
         package = name.partition(".")[0]
         if name in DISPATCH or package == "torchport":
-            kind = PASS
-        elif package == "torch" or self._is_stdlib(code.co_filename):
-            kind = BARRIER
-        else:
-            kind = USER if self.in_project(code.co_filename) else BARRIER
-        self._codes.append(code)
-        self.kinds[id(code)] = kind
-        return kind
+            return PASS
+        if package == "torch" or self._is_stdlib(code.co_filename):
+            return BARRIER
+        return USER if self.in_project(code.co_filename) else BARRIER
 
 
 def call_mode(recorder, names: CallNames, callsites: DirectCallSites):

@@ -106,16 +106,18 @@ class CallSites:
 
     def _classify(self, frame) -> int:
         code = frame.f_code
-        name = frame.f_globals.get("__name__") or ""
-        if id(code) in self.module_call or name == "torch.optim" or name.startswith("torch.optim."):
-            kind = BARRIER
-        elif name.partition(".")[0] in _INTERNAL_PACKAGES or self._is_stdlib(code.co_filename):
-            kind = PASS
-        else:
-            kind = USER if self.in_project(code.co_filename) else PASS
+        kind = self._kind_of(code, frame.f_globals.get("__name__") or "")
         self._codes.append(code)
         self.kinds[id(code)] = kind
         return kind
+
+    def _kind_of(self, code, name: str) -> int:
+        """USER, PASS or BARRIER for a frame running `code` in the module `name` (asked once a code)."""
+        if id(code) in self.module_call or name == "torch.optim" or name.startswith("torch.optim."):
+            return BARRIER
+        if name.partition(".")[0] in _INTERNAL_PACKAGES or self._is_stdlib(code.co_filename):
+            return PASS
+        return USER if self.in_project(code.co_filename) else PASS
 
     def in_project(self, filename: str) -> bool:
         """Whether a file is the project's (the first file asked about decides the project, when
