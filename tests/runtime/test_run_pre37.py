@@ -70,3 +70,61 @@ def test_an_uncaught_error_in_a_renamed_script_is_reported_from_the_scripts_own_
     traceback = result.stderr.split("Traceback (most recent call last):\n")[-1].splitlines()
     assert traceback[:3] == ['  File "train.py", line 4, in <module>', "    raise ValueError('no data')",
                              "ValueError: no data"], result.stderr
+
+
+METERS = """def precision(output, target):
+    correct = output.argmax(1).eq(target).float().sum(0)
+    return [correct.mul_(100.0 / target.size(0))]
+
+
+def number(value):
+    return value.data[0]
+"""
+TRAIN_03 = """from __future__ import print_function
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+from meters import precision, number
+
+torch.manual_seed(0)
+model = nn.Linear(3, 2).cuda()
+criterion = nn.CrossEntropyLoss().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+batch = [torch.randn(4, 3), torch.tensor([0, 1, 0, 1])]
+for step in range(2):
+    inputs, targets = batch[0].cuda(), batch[1].cuda(async=True)
+    output = model(Variable(inputs))
+    loss = criterion(output, Variable(targets))
+    prec1 = precision(output.data, targets)[0]
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print("STEP", step, type(loss.data[0]).__name__, type(prec1[0]).__name__, type(number(loss)).__name__,
+          round(loss.data[0], 4) == round(loss.item(), 4), inputs[0].shape, {0: "key"}[0], "ab"[0])
+"""
+
+
+def test_one_element_results_are_read_as_pytorch_03_read_them(tmp_path, run_tool):
+    """(a PyTorch 0.3 trainer: `loss.data[0]` and `prec1[0]` of a result with no dimension give
+    its number, in the script and in a module of its own that reads `.data[0]`; any other [0]
+    is what it was)"""
+    (tmp_path / "meters.py").write_text(METERS)
+    (tmp_path / "train.py").write_text(TRAIN_03)
+    result = run_tool(["torchport", "run", "--target", "cpu", "--log", "run.log", "train.py"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if line.startswith("STEP")] == [
+        f"STEP {step} float float float True torch.Size([3]) key a" for step in range(2)]
+    log = (tmp_path / "run.log").read_text()
+    for site in ("train.py:16", "train.py:20", "train.py:21", "meters.py:7"):  # (train.py:16 takes a list's [0])
+        assert (f"{site}  x[0] -> x.item() [adapted]" in log) == (site != "train.py:16"), log
+    assert "x[0]: 3 sites" in log  # (once a line: not for the list, the inputs' row, the dict or the string)
+    assert (tmp_path / "meters.py").read_text() == METERS
+
+
+def test_a_script_that_compiles_and_reads_data_0_runs_too(tmp_path, run_tool):
+    (tmp_path / "train.py").write_text(
+        "import torch\nloss = torch.nn.functional.mse_loss(torch.ones(2).cuda(), torch.zeros(2))\n"
+        "print('LOSS', loss.data[0])\n")
+    result = run_tool(["torchport", "run", "--target", "cpu", "train.py"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "LOSS 1.0" in result.stdout

@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 
 from torchport import runtime
-from torchport.runtime.calllog import CallLog, _short, log_path_for_process
+from torchport.runtime.calllog import CallLog, short_path, log_path_for_process
 
 LINE = re.compile(r"^(?P<file>\S+):(?P<line>\d+)  (?P<api>\S.*?) -> (?P<to>.+?) \[(?P<kind>same|adapted|no-op|unsupported)\]")
 
@@ -88,7 +88,7 @@ def test_a_log_that_a_live_process_holds_is_never_truncated(tmp_path, monkeypatc
     first.note(_synchronize_verdict(), 0); two = _line_here()  # noqa: E702
     first.close()
     second.close()
-    here = _short(__file__)  # as the log spells a file: relative to the working directory below it
+    here = short_path(__file__)  # as the log spells a file: relative to the working directory below it
     assert path.read_text().splitlines() == [
         "# first",
         f"{here}:{one}  torch.cuda.synchronize -> (removed) [no-op]",

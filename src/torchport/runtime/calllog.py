@@ -128,7 +128,7 @@ class CallLog:
         cell = self._counters.get(key)
         if cell is None:
             cell = self._counters[key] = [0]
-            site = f"{_short(code.co_filename)}:{line}"
+            site = f"{short_path(code.co_filename)}:{line}"
             self.sites.append((site, verdict))
             self._write(f"{site}  {verdict.describe()}")
         self._slots[(id(code), frame.f_lasti, verdict.api)] = cell
@@ -316,7 +316,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_parent_logs)
 
 
-def _short(filename: str) -> str:
+def short_path(filename: str) -> str:
     """A path relative to the working directory when the file lies below it."""
     try:
         relative = os.path.relpath(filename)

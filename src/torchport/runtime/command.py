@@ -167,15 +167,17 @@ def _plan(args):
     script = args.program[0]
     if not os.path.isfile(script):
         raise UsageError(f"no such script: {script}")
-    renamed = refuse_invalid_python(script, script, renamable=not args.distributed)
+    in_memory = refuse_invalid_python(script, script, renamable=not args.distributed)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     if args.distributed:
         from torchport.runtime import distributed  # (LibCST: only for --distributed)
 
         run = distributed.runner(script, args.distributed_batch or "global")
         return list(args.program), lambda log: run()
-    if renamed is not None:  # (code from before Python 3.7: async= renamed in memory)
-        return list(args.program), lambda log: pre37.run_script(script, renamed, log)
+    if in_memory is None:
+        in_memory = pre37.legacy_source(script)
+    if in_memory is not None:  # (code from before PyTorch 0.4: async=, one-element results, in memory)
+        return list(args.program), lambda log: pre37.run_script(script, in_memory, log)
     return list(args.program), lambda log: runpy.run_path(script, run_name="__main__")
 
 

@@ -30,7 +30,7 @@ import sys
 import threading
 
 from torchport.runtime.after_import import hook_import
-from torchport.runtime.calllog import _short
+from torchport.runtime.calllog import short_path
 from torchport.runtime.callers import top_package
 from torchport.runtime.devices import cuda_index
 from torchport.runtime.patchbook import ABSENT
@@ -245,7 +245,7 @@ class ScriptDevices:
 
     def _note(self, node, verdict) -> None:
         found = _SOURCE.search(node.sourceRange())
-        site = f"{_short(found.group(1))}:{found.group(2)}" if found else "(TorchScript)"
+        site = f"{short_path(found.group(1))}:{found.group(2)}" if found else "(TorchScript)"
         verdict = Verdict(f"TorchScript {verdict.api}", verdict.kind, verdict.replacement, verdict.note)
         if (site, verdict.api) not in self.noted:
             self.noted.add((site, verdict.api))

@@ -2,8 +2,9 @@
 Python since `async` became a keyword, so such a script would not even compile. Run renames those
 arguments `non_blocking=` in memory, as `migrate` does in the files it writes (TP024,
 torchport/async_arguments.py): for the script itself, and, through an import hook, for the
-project's own modules (those under the script's folder) that it imports. Nothing is written to
-disk: a renamed module is compiled from memory and gets no bytecode cache.
+project's own modules (those under the script's folder) that it imports. The same files, and those
+that read `loss.data[0]`, get PyTorch 0.3's one-element results back (runtime/legacy_scalars.py).
+Nothing is written to disk: a module changed so is compiled from memory and gets no bytecode cache.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import sys
 
 from torchport.async_arguments import NEW, OLD, rename_async_arguments
+from torchport.runtime import legacy_scalars
+from torchport.runtime.calllog import short_path
 from torchport.runtime.main_module import execute
 from torchport.syntax import syntax_problem
 from torchport.targets.verdict import Kind, Verdict
@@ -33,6 +36,14 @@ def renamed_source(path: str) -> bytes | None:
     return renamed
 
 
+def legacy_source(path: str) -> bytes | None:
+    """The source of `path` where it reads PyTorch 0.3's one-element results (`loss.data[0]`),
+    to be run through `run_script` (None: it does not)."""
+    with open(path, "rb") as file:
+        source = file.read()
+    return source if legacy_scalars.reads_one_element_results(source) else None
+
+
 def install(root: str, log) -> "ProjectFinder":
     """The import hook for the modules under `root`, logging each renamed line to `log`."""
     finder = ProjectFinder(os.path.abspath(root), log)
@@ -41,25 +52,22 @@ def install(root: str, log) -> "ProjectFinder":
 
 
 def run_script(script: str, source: bytes, log) -> None:
-    """Run `source` (the script's, renamed) as `runpy.run_path(script, run_name="__main__")` would."""
+    """Run `source` (the script's, renamed, or reading `.data[0]`) as
+    `runpy.run_path(script, run_name="__main__")` would."""
     _log_lines(log, script, source)
-    execute(compile(source, script, "exec", dont_inherit=True), script)
+    execute(legacy_scalars.compiled(source, script, log), script)
 
 
 def _log_lines(log, path: str, renamed: bytes) -> None:
     with open(path, "rb") as file:
         _, lines = rename_async_arguments(file.read())
     for line in lines:
-        log.note_at(f"{_shown(path)}:{line}", RENAMED)
-
-
-def _shown(path: str) -> str:
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
+        log.note_at(f"{short_path(path)}:{line}", RENAMED)
 
 
 class ProjectFinder(importlib.abc.MetaPathFinder):
-    """Finds the project's own modules as the path finder does, with a loader that renames async=."""
+    """Finds the project's own modules as the path finder does, with a loader that renames async=
+    and reads one-element results as PyTorch 0.3 did."""
 
     def __init__(self, root: str, log) -> None:
         self.root = root + os.sep
@@ -85,8 +93,11 @@ class _RenamingLoader(importlib.machinery.SourceFileLoader):
         self.log = log
 
     def get_code(self, fullname):
-        renamed = renamed_source(self.path)
-        if renamed is None:
+        source = renamed_source(self.path)
+        if source is not None:
+            _log_lines(self.log, self.path, source)
+        else:
+            source = legacy_source(self.path)
+        if source is None:
             return super().get_code(fullname)
-        _log_lines(self.log, self.path, renamed)
-        return compile(renamed, self.path, "exec", dont_inherit=True)
+        return legacy_scalars.compiled(source, self.path, self.log)
