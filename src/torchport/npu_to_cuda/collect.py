@@ -12,24 +12,19 @@ from torchport.findings import Operation
 from torchport.npu_to_cuda import (autograd_profiler, changes, contiguous, imports, kernels, labels, names,
                                    optimizers, statements, strings)
 from torchport.npu_to_cuda.edits import Edits, code
-from torchport.npu_to_cuda.reading import Reader
 from torchport.targets import Target
 from torchport.targets import npu as npu_facts
 
 SELF = "self"  # (self.npu_format_cast(x): a method of the script's own, not torch_npu's Tensor method)
 
 
-class Collector(Reader):
+class Collector(imports.ImportWalk):
     def __init__(self, target: Target, edits: Edits) -> None:
         super().__init__()
         self.target = target
         self.edits = edits
         self.skipped: set[cst.CSTNode] = set()  # subtrees already decided (a dropped argument, a kernel's name)
-        # (line, name) of NPU uses left as written that need torch_npu (not those the file's own fallback stands for)
-        self.unconverted: list[tuple[int, str]] = []
-        self.imports: list[cst.Import | cst.ImportFrom] = []  # those of torch_npu (and of NpuFused optimizers)
         self.optimizers: set[str] = set()  # the code of what holds an NpuFused optimizer made here
-        self.binds_torch = False  # whether an import other than `import torch.npu` binds torch
         self.calls: list[cst.Call] = []  # every call (labels.py reads the losses among them)
         self.loss_names: set[str] = set()  # what the file binds to a loss that reads class indices
 
@@ -58,24 +53,6 @@ class Collector(Reader):
                            f"{message}; kept: without torch_npu the file's own fallback (line {fallback}) stands for it", api)
             return
         self.edits.row(self.line(node), code_, Operation.UNSUPPORTED, f"{message}; kept, so the file still needs torch_npu", api)
-
-    # -- imports: decided once the walk knows what stays (imports.py) --
-    def visit_Import(self, node: cst.Import) -> bool:  # noqa: N802
-        if any(names.is_npu_name(code(alias.name)) for alias in node.names):
-            self.imports.append(node)
-        self.binds_torch |= any(alias.asname is None and code(alias.name).split(".")[0] == names.TORCH
-                                and not names.is_npu_name(code(alias.name)) for alias in node.names)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:  # noqa: N802
-        module = code(node.module) if node.module is not None and not node.relative else ""
-        if names.is_npu_name(module) or (module and self._imports_npu_optimizer(node, module)):
-            self.imports.append(node)
-        return False
-
-    def _imports_npu_optimizer(self, node: cst.ImportFrom, module: str) -> bool:
-        return not isinstance(node.names, cst.ImportStar) and any(
-            optimizers.constructor(f"{module}.{code(alias.name)}") for alias in node.names)
 
     # -- statements: NPU-only tuning goes (statements.py) --
     def visit_Expr(self, node: cst.Expr) -> bool:  # noqa: N802

@@ -5,20 +5,45 @@ kernels' reference functions) is written after the imports."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from torchport.findings import Operation
 from torchport.npu_to_cuda import changes, names, optimizers
 from torchport.npu_to_cuda.edits import Edits, code
-
-if TYPE_CHECKING:  # (the walk calls decide(); only its type is named here)
-    from torchport.npu_to_cuda.collect import Collector
+from torchport.npu_to_cuda.reading import Reader
 
 
-def decide(walk: Collector, edits: Edits) -> None:
+class ImportWalk(Reader):
+    """The part of the conversion's walk (collect.py) that `decide` reads: the file's torch_npu
+    imports, as the walk meets them, and the NPU uses it leaves as written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        # (line, name) of NPU uses left as written that need torch_npu (not those the file's own fallback stands for)
+        self.unconverted: list[tuple[int, str]] = []
+        self.imports: list[cst.Import | cst.ImportFrom] = []  # those of torch_npu (and of NpuFused optimizers)
+        self.binds_torch = False  # whether an import other than `import torch.npu` binds torch
+
+    def visit_Import(self, node: cst.Import) -> bool:  # noqa: N802
+        if any(names.is_npu_name(code(alias.name)) for alias in node.names):
+            self.imports.append(node)
+        self.binds_torch |= any(alias.asname is None and code(alias.name).split(".")[0] == names.TORCH
+                                and not names.is_npu_name(code(alias.name)) for alias in node.names)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:  # noqa: N802
+        module = code(node.module) if node.module is not None and not node.relative else ""
+        if names.is_npu_name(module) or (module and self._imports_npu_optimizer(node, module)):
+            self.imports.append(node)
+        return False
+
+    def _imports_npu_optimizer(self, node: cst.ImportFrom, module: str) -> bool:
+        return not isinstance(node.names, cst.ImportStar) and any(
+            optimizers.constructor(f"{module}.{code(alias.name)}") for alias in node.names)
+
+
+def decide(walk: ImportWalk, edits: Edits) -> None:
     """Drop the aliases (and statements) of torch_npu imports nothing unconverted reads."""
     touched = edits.touched()
     for statement in walk.imports:
@@ -42,7 +67,7 @@ def decide(walk: Collector, edits: Edits) -> None:
             edits.fix(statement, _without(gone, statement))
 
 
-def _still_needed(walk: Collector, statement, touched: set) -> tuple[list[cst.ImportAlias], set[int]]:
+def _still_needed(walk: ImportWalk, statement, touched: set) -> tuple[list[cst.ImportAlias], set[int]]:
     """The aliases that stay (what is not torch_npu's: the apex conversion's), and the lines that
     still read torch_npu's."""
     kept, users = [], set()
@@ -60,7 +85,7 @@ def _still_needed(walk: Collector, statement, touched: set) -> tuple[list[cst.Im
     return kept, users
 
 
-def _kept_as_import_torch(walk: Collector, edits: Edits, statement, gone: list) -> list[cst.ImportAlias]:
+def _kept_as_import_torch(walk: ImportWalk, edits: Edits, statement, gone: list) -> list[cst.ImportAlias]:
     """`import torch.npu`, the file's only import of torch: it stays, as `import torch`."""
     binding = [alias for alias in gone if _binds_torch(statement, alias) and not walk.binds_torch][:1]
     if binding:
@@ -71,7 +96,7 @@ def _kept_as_import_torch(walk: Collector, edits: Edits, statement, gone: list) 
     return binding
 
 
-def _removed(walk: Collector, edits: Edits, statement, alias: cst.ImportAlias) -> None:
+def _removed(walk: ImportWalk, edits: Edits, statement, alias: cst.ImportAlias) -> None:
     what = _spelled(statement, alias)
     imported = code(statement.module) if isinstance(statement, cst.ImportFrom) else ""
     if imported and names.is_transfer(f"{imported}.{code(alias.name)}"):
@@ -82,7 +107,7 @@ def _removed(walk: Collector, edits: Edits, statement, alias: cst.ImportAlias) -
     edits.dropped.add(alias)
 
 
-def _kept_row(walk: Collector, edits: Edits, statement, alias: cst.ImportAlias, users: set[int]) -> None:
+def _kept_row(walk: ImportWalk, edits: Edits, statement, alias: cst.ImportAlias, users: set[int]) -> None:
     shown = ", ".join(str(n) for n in sorted(users))
     message = f"keep {_spelled(statement, alias)}: line {shown} still uses torch_npu as written"
     fallback = (walk.fallback_line(statement, _bound_name(alias)) if walk.guarded(statement) else None)
@@ -131,7 +156,7 @@ def _without(gone: list[cst.ImportAlias], original):
     return fix
 
 
-def _unconverted_uses(walk: Collector, statement, alias: cst.ImportAlias, touched: set) -> set[int]:
+def _unconverted_uses(walk: ImportWalk, statement, alias: cst.ImportAlias, touched: set) -> set[int]:
     """The lines that read what `alias` binds outside anything the walk converted."""
     scope = walk.get_metadata(ScopeProvider, statement, None)
     if scope is None:
@@ -147,7 +172,7 @@ def _unconverted_uses(walk: Collector, statement, alias: cst.ImportAlias, touche
     return lines
 
 
-def _inside(walk: Collector, node: cst.CSTNode, touched: set) -> bool:
+def _inside(walk: ImportWalk, node: cst.CSTNode, touched: set) -> bool:
     while node is not None:
         if node in touched:
             return True
