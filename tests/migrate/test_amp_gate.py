@@ -15,7 +15,7 @@ import torch
 import native_bf16
 from torchport import targets
 from torchport.migrate import migrate_source
-from torchport.runtime.choose import evaluate
+from torchport.targets.expressions import evaluate
 
 # Each spelling leaves the dtype its autocast computed a Linear in.
 CUDA_SCRIPT = '''\

@@ -11,7 +11,8 @@ import types
 import pytest
 import torch
 
-from torchport.runtime import UnsupportedOnTarget, choose
+from torchport.runtime import UnsupportedOnTarget
+from torchport.targets.expressions import evaluate
 from torchport.runtime.callers import honest_packages
 from torchport.targets.surface import cuda_apis
 from torchport.targets.verdict import Kind
@@ -39,7 +40,7 @@ def test_every_cuda_api_follows_its_verdict(runtime_on, target):
             continue
         assert now is not original, api
         verdict = session.target.verdict(api)
-        guarded_off = verdict.guard and not choose.evaluate(verdict.guard, session.device_type)
+        guarded_off = verdict.guard and not evaluate(verdict.guard, session.device_type)
         if verdict.kind is Kind.UNSUPPORTED:
             with pytest.raises(UnsupportedOnTarget, match=f"{api}.*target {target}"):
                 now()

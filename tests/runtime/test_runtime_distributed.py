@@ -148,13 +148,13 @@ def test_torchs_data_parallel_is_kept_where_it_splits_the_batch(monkeypatch):
     from types import SimpleNamespace
 
     from torchport import targets
-    from torchport.runtime import choose
+    from torchport.targets.expressions import evaluate
     from torchport.runtime.patch_distributed import _keeps_torchs_data_parallel
 
     def session(target, device_type):
         target = targets.get(target)
         return SimpleNamespace(target=target, device_type=device_type,
-                               evaluate=lambda e: choose.evaluate(e, device_type, target.definitions))
+                               evaluate=lambda e: evaluate(e, device_type, target.definitions))
 
     monkeypatch.setattr(torch.version, "cuda", "12.8")
     assert _keeps_torchs_data_parallel(session("accelerator", "cuda"), torch)

@@ -7,7 +7,7 @@ import types
 import pytest
 
 from torchport import targets
-from torchport.runtime.choose import evaluate
+from torchport.targets.expressions import evaluate
 from torchport.targets import fallbacks
 from torchport.targets.base import modules_used
 from torchport.targets.surface import NPU_SURFACE, TORCH_SURFACE, cuda_apis, names

@@ -9,14 +9,14 @@ import importlib
 import importlib.util
 import sys
 
-from torchport import runtime
+from torchport.active_session import active
 from torchport.apis.kernels_llm import no_stand_in_advice
 from torchport.targets.verdict import Kind, Verdict
 
 
 def adapted(api: str, replacement: str, note: str, depth: int = 1) -> None:
     """Log a use of `api` made by our caller's caller (`depth` more frames up)."""
-    session = runtime.active()
+    session = active()
     if session is not None:
         session.log.note_frame(Verdict(api, Kind.ADAPTED, replacement, note), sys._getframe(depth + 1))
 
@@ -24,7 +24,7 @@ def adapted(api: str, replacement: str, note: str, depth: int = 1) -> None:
 def missing(qualified: str, depth: int = 1) -> AttributeError:
     """The error for a name of a CUDA-only package that the stand-in does not have."""
     advice = no_stand_in_advice(qualified) or "port the call by hand"
-    session = runtime.active()
+    session = active()
     if session is not None:
         session.log.note_frame(Verdict(qualified, Kind.UNSUPPORTED, None, advice), sys._getframe(depth + 1))
     return AttributeError(f"{qualified} has no stand-in in torchport: {advice}")

@@ -31,11 +31,10 @@ What it does not do (by design or not yet):
 
 from __future__ import annotations
 
+from torchport.active_session import active, set_active
 from torchport.runtime.choose import TargetError
 
 __all__ = ["NoStandIn", "TargetError", "UnsupportedOnTarget", "active", "apply", "undo"]
-
-_active = None  # the Session in force, if any
 
 
 class UnsupportedOnTarget(RuntimeError):
@@ -54,29 +53,24 @@ def apply(target: str = "auto", log: str | None = "torchport_run.log", honest_to
     `torch.cuda` (default: `callers.HONEST_BY_DEFAULT`). Applying the same target again is a no-op;
     another target first undoes the current one.
     """
-    global _active
     import os
 
     from torchport.runtime.session import Session
 
     log = os.path.abspath(log) if log else None  # a relative path means the directory of now
-    if _active is not None:
-        if _active.matches(target, log, honest_to):
-            return _active
+    current = active()
+    if current is not None:
+        if current.matches(target, log, honest_to):
+            return current
         undo()
     session = Session.start(target, log, honest_to)
-    _active = session
+    set_active(session)
     return session
 
 
 def undo() -> None:
     """Restore every patched attribute to its original object and close the log (with its summary)."""
-    global _active
-    session, _active = _active, None
+    session = active()
+    set_active(None)
     if session is not None:
         session.stop()
-
-
-def active():
-    """The Session in force, or None."""
-    return _active

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
+from torchport.targets.expressions import TARGET_CODE
+
 HONEST_BY_DEFAULT = frozenset(
     {
         "torch", "accelerate", "transformers", "triton", "deepspeed", "diffusers", "peft", "trl",
@@ -54,10 +56,6 @@ def caller(depth: int):
 
 
 HONEST, SCRIPT, OURS = "honest", "script", "torchport"
-# The module name the target's definitions run under (choose.evaluate): code written for the target,
-# as a migrated file has it, so its torch.cuda calls get torch's own answers (device_bf16_supported
-# asks the real torch.cuda.is_bf16_supported on a GPU, not the patch that called it).
-TARGET_CODE = "<torchport target>"
 
 
 class CallerSorter:

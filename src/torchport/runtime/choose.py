@@ -1,16 +1,11 @@
-"""Which target to run on, what device type it means here, and the target's source expressions.
-
-Targets describe some facts as source expressions (e.g. the accelerator target's DEVICE_TYPE, the
-distributed backend); at run time they are evaluated once, against the device type resolved here.
-"""
+"""Which target to run on, and what device type it means here: the device type the session
+evaluates the target's source expressions against (targets/expressions.py)."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
 
-from torchport.runtime.callers import TARGET_CODE
-from torchport.targets.base import definitions_used, modules_used
 from torchport.targets.devices import HOST_DEVICE_TYPE, is_host
 
 
@@ -63,20 +58,3 @@ def device_type_of(target) -> str:
     if torch.accelerator.is_available():
         return torch.accelerator.current_accelerator().type
     return HOST_DEVICE_TYPE
-
-
-def evaluate(expression: str, device_type: str, definitions: dict[str, str] | None = None):
-    """Evaluate one of the target's source expressions (dist_backend, guard, ...) here and now,
-    with the target's `definitions` that it names (DEVICE_TYPE is the device type resolved here)."""
-    namespace = {"DEVICE_TYPE": device_type, "__name__": TARGET_CODE}
-    definitions = definitions or {}
-    statements = [definitions[name] for name in definitions_used(definitions, expression) if name not in namespace]
-    for source in [*statements, expression]:
-        for module in modules_used(source):  # torch, contextlib, platform, ...
-            root = module.split(".")[0]
-            if root not in namespace and root not in definitions:
-                importlib.import_module(module)  # (a submodule, such as os.path, as `import os.path` has it)
-                namespace[root] = importlib.import_module(root)
-    for statement in statements:
-        exec(compile(statement, "<torchport target>", "exec"), namespace)
-    return eval(compile(expression, "<torchport target>", "eval"), namespace)

@@ -14,6 +14,7 @@ from torchport.runtime import callers, choose
 from torchport.runtime.calllog import CallLog
 from torchport.runtime.devices import DeviceMapper, Memo
 from torchport.runtime.patchbook import PatchBook
+from torchport.targets.expressions import evaluate
 
 
 def families() -> list[ModuleType]:
@@ -101,7 +102,7 @@ class Session:
         key = ("definition", expression)
         if expression in definitions and key in self._verdicts:
             return self._verdicts[key]
-        value = choose.evaluate(expression, self.device_type, definitions)
+        value = evaluate(expression, self.device_type, definitions)
         if expression in definitions:
             self._verdicts[key] = value
         return value

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from torchport import runtime
+from torchport.active_session import active
 from torchport.targets.verdict import Kind, Verdict
 
 logger = logging.getLogger("torchport.compat.apex")
@@ -14,7 +14,7 @@ logger = logging.getLogger("torchport.compat.apex")
 
 def note(api: str, kind: Kind, replacement: str | None, note: str = "") -> None:
     """Log a call of `api` at the first frame outside torch and torchport."""
-    session = runtime.active()
+    session = active()
     if session is not None:
         session.log.note_frame(Verdict(api, kind, replacement, note), sys._getframe(1))
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import torch
 
-from torchport import runtime, targets
+from torchport import targets
+from torchport.active_session import active
 from torchport.apis.distributed import sync_batchnorm
-from torchport.runtime.choose import evaluate
+from torchport.targets.expressions import evaluate
 from torchport.targets.devices import HOST_DEVICE_TYPE, is_host
 
 
 def _session_for(device_type: str):
-    session = runtime.active()
+    session = active()
     return session if session is not None and session.device_type == device_type else None
 
 
@@ -63,7 +64,7 @@ def device_type_of(*holders) -> str:
     for holder in holders:
         for tensor in _tensors(holder):
             return tensor.device.type
-    session = runtime.active()
+    session = active()
     return session.device_type if session is not None else HOST_DEVICE_TYPE
 
 

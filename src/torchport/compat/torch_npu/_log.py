@@ -8,14 +8,14 @@ import importlib
 import sys
 from pathlib import Path
 
-from torchport import runtime
+from torchport.active_session import active
 from torchport.apis.npu_ops import PACKAGE
 from torchport.targets.verdict import Kind, Verdict
 
 
 def note(verdict: Verdict, depth: int = 1) -> None:
     """Log `verdict` at the first frame outside torch and torchport above our caller's caller."""
-    session = runtime.active()
+    session = active()
     if session is not None:
         session.log.note_frame(verdict, sys._getframe(depth + 1))
 

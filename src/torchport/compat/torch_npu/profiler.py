@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 
-from torchport import runtime
+from torchport.active_session import active
 from torchport.apis.profiler import CPU_ACTIVITY
 from torchport.compat.torch_npu import _log
 from torchport.targets.npu import TARGET as NPU
@@ -70,7 +70,7 @@ def _activities(native):
 
 
 def _target_activity(native):
-    session = runtime.active()
+    session = active()
     if session is None:
         return getattr(native, CPU_ACTIVITY)
     name = session.target.profiler_activity or session.device_type.upper()
