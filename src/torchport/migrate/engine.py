@@ -27,6 +27,7 @@ from pathlib import Path
 
 from torchport.distribute import launchers
 from torchport.distribute.command_line import MAX_TEXT, is_documentation
+from torchport.distribute.changes import CODES as DISTRIBUTE_CODES
 from torchport.migrate.distributed import Request
 from torchport.migrate import from_npu
 from torchport import targets
@@ -382,7 +383,7 @@ def run(options: Options) -> Outcome:
         _migrate(sources, writer, options, outcome)
         write_reports(
             out / REPORT_DIR, outcome.findings, outcome.skipped, outcome.summary(options), options.reports,
-            distributed=options.distribute is not None,
+            distributed_codes=frozenset(DISTRIBUTE_CODES) if options.distribute is not None else frozenset(),
         )
         if outcome.page is not None:
             from torchport.migrate.codes import rule_names

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from torchport.distribute.changes import CODES
 from torchport.findings import Finding, Operation
 from torchport.report.csv_table import write_table
 
@@ -33,10 +32,10 @@ NOT_SCANNED_COLUMNS = ["File", "Start Line", "Import", "What", "Action"]
 
 def write_reports(
     directory: Path, findings: list[Finding], skipped: list[tuple[str, str]], summary: dict, only: set[str] | None = None,
-    distributed: bool = False,
+    distributed_codes: frozenset[str] = frozenset(),
 ) -> None:
-    """Every report (or the ones named in `only`), then summary.json; `distributed`: also
-    distributed.csv, the rows of --distributed (changes and notes alike)."""
+    """Every report (or the ones named in `only`), then summary.json; with `distributed_codes`
+    (--distributed's), also distributed.csv: the rows of those codes, changes and notes alike."""
     directory.mkdir(parents=True, exist_ok=True)
     wanted = (lambda name: True) if only is None else (lambda name: name in only)  # noqa: E731
     if wanted("change_list.csv"):
@@ -58,11 +57,11 @@ def write_reports(
             if f.operation is Operation.AFFINITY
         )
         write_table(directory / AFFINITY_REPORT, AFFINITY_COLUMNS, rows)
-    if distributed and wanted(DISTRIBUTED_REPORT):
+    if distributed_codes and wanted(DISTRIBUTED_REPORT):
         write_table(
             directory / DISTRIBUTED_REPORT,
             CHANGE_COLUMNS,
-            ([f.file, f.start_line, f.end_line, f.operation.value, f.message, f.code] for f in findings if f.code in CODES),
+            ([f.file, f.start_line, f.end_line, f.operation.value, f.message, f.code] for f in findings if f.code in distributed_codes),
         )
     if wanted("skipped_files.csv"):
         write_table(directory / "skipped_files.csv", SKIPPED_COLUMNS, ([path, reason] for path, reason in skipped))
