@@ -47,6 +47,7 @@ bench: venv
 	$(PY) bench/optim.py
 	$(PY) bench/shapes.py
 	$(PY) bench/dump.py
+	$(PY) bench/distributed.py
 
 clean:
 	rm -rf $(VENV) demo_out

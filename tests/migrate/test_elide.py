@@ -11,7 +11,7 @@ from _ported import PORTED
 from torchport import targets
 from torchport.migrate.device_indices import mentions_of
 from torchport.migrate.elide import MARKER, elide
-from torchport.migrate.names import ImportTable
+from torchport.import_table import ImportTable
 from torchport.migrate.source import MENTIONS_CUDA, Reading, _migrate, _read, migrate_source
 
 HERE = Path(__file__).parent

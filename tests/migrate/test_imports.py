@@ -8,7 +8,7 @@ from libcst.codemod.visitors import RemoveImportsVisitor
 
 from torchport import targets
 from torchport.migrate import imports
-from torchport.migrate.names import ImportTable
+from torchport.import_table import ImportTable
 from torchport.migrate.rules import RULES
 from torchport.migrate.rules.base.context import FileContext
 from torchport.migrate.rules.base.rules_pass import RulesPass

@@ -10,7 +10,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from torchport import targets
 from torchport.migrate import migrate_source
 from torchport.migrate.lines import node_lines
-from torchport.migrate.names import ImportTable
+from torchport.import_table import ImportTable
 from torchport.migrate.rules import RULES
 from torchport.migrate.rules.base.context import FileContext
 from torchport.migrate.rules.base.rules_pass import RulesPass

@@ -17,7 +17,7 @@ from torchport.apis import apex
 from torchport.findings import Finding, Operation
 from torchport.migrate import engine
 from torchport.migrate.apex import KEEP, NATIVE
-from torchport.migrate.names import ImportTable
+from torchport.import_table import ImportTable
 from torchport.migrate.walk import scan
 from torchport.pyast import AST_PARSE_ERRORS, dotted_name
 from torchport.targets import Target

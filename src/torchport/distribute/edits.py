@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, QualifiedNameSource
+
+from torchport.import_table import ImportTable
 
 BLOCKS = (cst.Module, cst.IndentedBlock)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -30,25 +32,46 @@ class Read:
         return last[1]
 
     def __init__(self, text: str):
-        wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # (parsed here: no one else holds it)
-        self.module = wrapper.module
-        self._positions = wrapper.resolve(PositionProvider)
-        self._names = wrapper.resolve(QualifiedNameProvider)
-        self._parents = wrapper.resolve(ParentNodeProvider)
+        self.module = cst.parse_module(text)
+        self._wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)  # (parsed here: no one else holds it)
+        self._imports = ImportTable.of(text)
+        self._positions = None  # (resolved when a line is first asked)
+        self._scope_names = None  # (a scope analysis, only where the imports leave a name ambiguous)
+        self._parents = None  # (mapped when a parent is first asked)
 
     def line(self, node: cst.CSTNode) -> int:
-        return self._positions[node].start.line
+        return self._position(node).start.line
 
     def end_line(self, node: cst.CSTNode) -> int:
-        return self._positions[node].end.line
+        return self._position(node).end.line
+
+    def _position(self, node: cst.CSTNode):
+        if self._positions is None:
+            self._positions = self._wrapper.resolve(PositionProvider)
+        return self._positions[node]
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        if self._parents is None:
+            self._parents = {child: parent for parent in walk(self.module) for child in children_of(parent)}
         return self._parents.get(node)
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
-        """The qualified names `node` may refer to (`mp.spawn` -> {"torch.multiprocessing.spawn"})."""
-        value = self._names.get(node, ())
-        return {q.name for q in (value() if callable(value) else value)}
+        """The imported names `node` may refer to (`mp.spawn` -> {"torch.multiprocessing.spawn"}),
+        read from the file's imports (import_table.py); a name they bind in more than one way asks
+        LibCST's scope analysis which binding `node` sees."""
+        name = dotted(node)
+        if name is None or self._imports is None:
+            return set()
+        if name.partition(".")[0] in self._imports.ambiguous:
+            return self._scope_qualified(node)
+        found = self._imports.qualified_name(name)
+        return {found} if found else set()
+
+    def _scope_qualified(self, node: cst.CSTNode) -> set[str]:
+        if self._scope_names is None:
+            self._scope_names = self._wrapper.resolve(QualifiedNameProvider)
+        value = self._scope_names.get(node, ())
+        return {q.name for q in (value() if callable(value) else value) if q.source is QualifiedNameSource.IMPORT}
 
     def is_api(self, node: cst.CSTNode, apis) -> bool:
         return bool(self.qualified(node) & set(apis))

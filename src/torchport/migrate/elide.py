@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from torchport.migrate.mentions import Mentions
-from torchport.migrate.names import bound_names
+from torchport.import_table import bound_names
 from torchport.pyast import AST_PARSE_ERRORS
 
 MARKER = b"torchport-elided"

@@ -22,7 +22,7 @@ from torchport.migrate.mentions import Mentions
 from torchport.distribute.lines import back, line_map
 from torchport.errors import INTERNAL_ERROR
 from torchport.findings import Finding, Operation
-from torchport.migrate.names import ImportTable
+from torchport.import_table import ImportTable
 from torchport.migrate.rules import RULES
 from torchport.migrate.rules.base.context import FileContext, NameAnalysisError
 from torchport.migrate.rules.base.fixes import ApplyFixes

@@ -16,7 +16,7 @@ from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvide
 
 from torchport.findings import Finding
 from torchport.migrate.lines import node_lines
-from torchport.migrate.names import ImportTable
+from torchport.import_table import ImportTable
 from torchport.targets import Target
 from torchport.targets.base import definitions_used, dotted_names, modules_used
 

@@ -13,7 +13,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider, ScopeProvider
 
 from torchport.findings import Finding, Operation
-from torchport.migrate.names import ImportTable
+from torchport.import_table import ImportTable
 from torchport.migrate.rules.base.context import FileContext, Fix
 from torchport.migrate.rules.base.nodes import dotted_name, source_of
 from torchport.targets import Target

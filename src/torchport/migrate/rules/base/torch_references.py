@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from torchport.migrate import pieces
-from torchport.migrate.names import ImportTable
+from torchport.import_table import ImportTable
 from torchport.pyast import AST_PARSE_ERRORS, dotted_name, parse_quietly
 from torchport.targets.torch_api import torch_api
 
