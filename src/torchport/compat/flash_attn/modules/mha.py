@@ -14,21 +14,32 @@ from torchport.compat.flash_attn.flash_attn_interface import _dense, _varlen
 MODULE = f"{FLASH_ATTN}.modules.mha"
 
 
-class FlashSelfAttention(torch.nn.Module):
-    """softmax(Q K^T * softmax_scale) V on packed qkv: (B, S, 3, H, D), or (total, 3, H, D) with
-    cu_seqlens; dropout only in training."""
+class _FlashAttention(torch.nn.Module):
+    """What FlashSelfAttention and FlashCrossAttention keep of their arguments; the construction
+    is logged as `name`'s."""
 
-    def __init__(self, causal=False, softmax_scale=None, attention_dropout=0.0, window_size=(-1, -1),
-                 alibi_slopes=None, deterministic=False):
+    def __init__(self, name, *, causal, softmax_scale, attention_dropout, window_size, alibi_slopes, deterministic):
         super().__init__()
-        _kernels_log.adapted(f"{MODULE}.FlashSelfAttention", "torch.nn.functional.scaled_dot_product_attention",
-                             "flash-attn's semantics (bottom-right causal mask, windows, varlen)")
+        # (depth=2: the subclass's __init__ stands between this one and the line that built it)
+        _kernels_log.adapted(f"{MODULE}.{name}", "torch.nn.functional.scaled_dot_product_attention",
+                             "flash-attn's semantics (bottom-right causal mask, windows, varlen)", depth=2)
         self.causal = causal
         self.softmax_scale = softmax_scale
         self.drop = torch.nn.Dropout(attention_dropout)
         self.register_buffer("alibi_slopes", alibi_slopes, persistent=False)
         self.window_size = window_size
         self.deterministic = deterministic
+
+
+class FlashSelfAttention(_FlashAttention):
+    """softmax(Q K^T * softmax_scale) V on packed qkv: (B, S, 3, H, D), or (total, 3, H, D) with
+    cu_seqlens; dropout only in training."""
+
+    def __init__(self, causal=False, softmax_scale=None, attention_dropout=0.0, window_size=(-1, -1),
+                 alibi_slopes=None, deterministic=False):
+        super().__init__("FlashSelfAttention", causal=causal, softmax_scale=softmax_scale,
+                         attention_dropout=attention_dropout, window_size=window_size,
+                         alibi_slopes=alibi_slopes, deterministic=deterministic)
 
     def forward(self, qkv, causal=None, cu_seqlens=None, max_seqlen=None):
         causal = self.causal if causal is None else causal
@@ -41,21 +52,15 @@ class FlashSelfAttention(torch.nn.Module):
         return _dense(q, k, v, dropout_p, self.softmax_scale, causal, self.window_size, 0.0, self.alibi_slopes)
 
 
-class FlashCrossAttention(torch.nn.Module):
+class FlashCrossAttention(_FlashAttention):
     """softmax(Q K^T * softmax_scale) V with packed kv: q (B, Sq, H, D), kv (B, Sk, 2, Hk, D), or
     (total, ...) with cu_seqlens and cu_seqlens_k."""
 
     def __init__(self, causal=False, softmax_scale=None, attention_dropout=0.0, alibi_slopes=None,
                  window_size=(-1, -1), deterministic=False):
-        super().__init__()
-        _kernels_log.adapted(f"{MODULE}.FlashCrossAttention", "torch.nn.functional.scaled_dot_product_attention",
-                             "flash-attn's semantics (bottom-right causal mask, windows, varlen)")
-        self.causal = causal
-        self.softmax_scale = softmax_scale
-        self.drop = torch.nn.Dropout(attention_dropout)
-        self.register_buffer("alibi_slopes", alibi_slopes, persistent=False)
-        self.window_size = window_size
-        self.deterministic = deterministic
+        super().__init__("FlashCrossAttention", causal=causal, softmax_scale=softmax_scale,
+                         attention_dropout=attention_dropout, window_size=window_size,
+                         alibi_slopes=alibi_slopes, deterministic=deterministic)
 
     def forward(self, q, kv, causal=None, cu_seqlens=None, max_seqlen=None, cu_seqlens_k=None, max_seqlen_k=None):
         causal = self.causal if causal is None else causal

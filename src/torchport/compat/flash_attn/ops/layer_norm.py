@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 from torchport.apis.kernels_llm import FLASH_ATTN
 from torchport.compat._kernels_log import module_getattr
-from torchport.compat.flash_attn.ops.rms_norm import _refuse
+from torchport.compat.flash_attn.ops.rms_norm import _dropout_add, _refuse
 
 MODULE = f"{FLASH_ATTN}.ops.layer_norm"
 
@@ -20,11 +20,7 @@ def dropout_add_layer_norm(x0, residual, weight, bias, dropout_p, epsilon, rowsc
                            prenorm=False, residual_in_fp32=False, return_dropout_mask=False):
     """layer_norm(dropout(x0) + residual) (and the sum, with prenorm)."""
     _refuse(rowscale=rowscale, layerscale=layerscale, return_dropout_mask=return_dropout_mask)
-    total = F.dropout(x0, dropout_p) if dropout_p else x0
-    if residual is not None:
-        total = total + residual
-    if residual_in_fp32:
-        total = total.float()
+    total = _dropout_add(x0, residual, dropout_p, residual_in_fp32)
     out = layer_norm(total.to(weight.dtype), weight, bias, epsilon)
     return (out, total) if prenorm else out
 

@@ -21,11 +21,7 @@ def dropout_add_rms_norm(x0, residual, weight, bias, dropout_p, epsilon, rowscal
                          prenorm=False, residual_in_fp32=False, return_dropout_mask=False):
     """norm(dropout(x0) + residual) (and the sum, with prenorm). rowscale/layerscale/the mask: refused."""
     _refuse(rowscale=rowscale, layerscale=layerscale, return_dropout_mask=return_dropout_mask)
-    total = F.dropout(x0, dropout_p) if dropout_p else x0
-    if residual is not None:
-        total = total + residual
-    if residual_in_fp32:
-        total = total.float()
+    total = _dropout_add(x0, residual, dropout_p, residual_in_fp32)
     out = rms_norm(total.to(weight.dtype), weight, epsilon)
     if bias is not None:
         out = out + bias
@@ -60,6 +56,15 @@ class DropoutAddRMSNorm(torch.nn.Module):
     def forward(self, x0, residual=None):
         return dropout_add_rms_norm(x0, residual, self.weight, None, self.p if self.training else 0.0, self.eps,
                                     prenorm=self.prenorm, residual_in_fp32=self.residual_in_fp32)
+
+
+def _dropout_add(x0, residual, dropout_p, residual_in_fp32):
+    """dropout(x0) + residual (residual None: dropout(x0) alone), in float32 with residual_in_fp32:
+    the sum that dropout_add_rms_norm and dropout_add_layer_norm normalise."""
+    total = F.dropout(x0, dropout_p) if dropout_p else x0
+    if residual is not None:
+        total = total + residual
+    return total.float() if residual_in_fp32 else total
 
 
 def _refuse(**arguments) -> None:
