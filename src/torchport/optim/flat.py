@@ -35,6 +35,7 @@ import torch
 
 from .buckets import Bucket, Segment, align, layout_key, relink, stale_links
 from .checks import check_grad, check_param, check_state_shapes
+from .closure import closure_loss
 from .segments import Block, blocks_of
 
 # Elementwise math on CPU walks the flat buffer in pieces this long: streaming a 100 MB buffer once
@@ -251,10 +252,7 @@ class FlatOptimizer(torch.optim.Optimizer):
     @torch.no_grad()
     def step(self, closure: Callable | None = None):
         """Performs a single optimization step (see the class docstring for the math)."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = closure_loss(closure)
         self._link()
         runs = self._plan()
         if runs:

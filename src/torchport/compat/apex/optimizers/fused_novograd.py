@@ -19,6 +19,8 @@ import math
 
 import torch
 
+from torchport.optim.closure import closure_loss
+
 
 class FusedNovoGrad(torch.optim.Optimizer):
     def __init__(self, params, lr=1e-3, bias_correction=True, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
@@ -40,10 +42,7 @@ class FusedNovoGrad(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = closure_loss(closure)
         for group in self.param_groups:
             group["step"] = group.get("step", 0) + 1
             for p in group["params"]:

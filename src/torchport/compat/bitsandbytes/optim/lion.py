@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import torch
 
+from torchport.optim.closure import closure_loss
+
 
 class Lion(torch.optim.Optimizer):
     def __init__(self, params, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0):
@@ -15,10 +17,7 @@ class Lion(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = closure_loss(closure)
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             for param in group["params"]:
