@@ -16,7 +16,7 @@ from torchport.apex_to_torch.changes import Unconvertible
 from torchport.apex_to_torch.references import uses
 from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
-from torchport.distribute.edits import Edits, Read, calls, code, walk
+from torchport.distribute.edits import Edits, Read, assigned_targets, calls, code, walk
 from torchport.findings import Operation
 
 CODE = "TP301"
@@ -78,13 +78,7 @@ def region(found: Read, anchor: cst.BaseStatement, loss: cst.BaseExpression, mod
 
 def _assigns(statement: cst.CSTNode, names: set[str]) -> bool:
     for node in walk(statement, into_scopes=False):
-        targets = []
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            targets = [node.target]
-        elif isinstance(node, (cst.For, cst.WithItem)) and getattr(node, "target", None) is not None:
-            targets = [node.target]
+        targets = assigned_targets(node, loops=True)
         if any(scale_loss.base_names(t) & names for t in targets if isinstance(t, (cst.Name, cst.Tuple, cst.List))):
             return True
     return False

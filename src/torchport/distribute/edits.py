@@ -153,6 +153,16 @@ def dotted(node: cst.CSTNode) -> str | None:
     return None
 
 
+def assigned_targets(node: cst.CSTNode, loops: bool = False) -> list[cst.BaseExpression]:
+    """What `node` assigns to, as written (a name, a tuple, `a.b`, `a[i]`) when it is an assignment
+    (`=`, annotated, augmented) or, with `loops`, a for loop; else nothing."""
+    if isinstance(node, cst.Assign):
+        return [t.target for t in node.targets]
+    if isinstance(node, (cst.AnnAssign, cst.AugAssign)) or (loops and isinstance(node, cst.For)):
+        return [node.target]
+    return []
+
+
 def code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 

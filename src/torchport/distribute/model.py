@@ -15,7 +15,7 @@ import libcst as cst
 from torchport.apis.distributed import CONVERT_SYNC_BATCHNORM, DDP_CLASSES
 from torchport.distribute import names
 from torchport.distribute.changes import Change
-from torchport.distribute.edits import Edits, Read, calls, code, dotted, statements, walk
+from torchport.distribute.edits import Edits, Read, assigned_targets, calls, code, dotted, statements, walk
 from torchport.findings import Operation
 
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -174,9 +174,7 @@ def _binds(function: cst.FunctionDef, name: str) -> bool:
            + function.params.posonly_params):
         return True
     for node in walk(function.body, into_scopes=False):
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
-            [node.target] if isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)) else []
-        for target in targets:
+        for target in assigned_targets(node, loops=True):
             if any(isinstance(n, cst.Name) and n.value == name
                    for n in _bare_names(target)):
                 return True
@@ -302,12 +300,7 @@ def _used_as_container(found: Read, block, name: str) -> bool:
 
 def _assigns(statement: cst.CSTNode, name: str) -> bool:
     for node in walk(statement, into_scopes=False):
-        targets = []
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            targets = [node.target]
-        for target in targets:
+        for target in assigned_targets(node):
             if any(isinstance(n, cst.Name) and n.value == name for n in walk(target)):
                 return True
     return False
