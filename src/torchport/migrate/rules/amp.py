@@ -8,12 +8,13 @@ from torchport.apis.amp import AMP_PREFIX, AUTOCAST, AUTOCASTS, CUDA_AMP, DEVICE
 from torchport.findings import Operation
 from torchport.migrate.rules.base.device_exprs import cuda_literal_index, device_expression, string_value
 from torchport.migrate.rules.base.nodes import (
-    and_also,
     call_argument,
     keyword_argument,
     parse_expression,
     source_of,
+    with_argument_and_also,
     with_arguments,
+    with_keyword,
 )
 from torchport.migrate.rules.base.rule import ApiReferenceRule
 from torchport.targets.surface import TORCH_SURFACE, load
@@ -166,12 +167,11 @@ def gated(call: cst.Call, gate: str) -> cst.Call:
     """`autocast(..., enabled=flag)` -> `enabled=flag and GATE`; `enabled=GATE` where none was given."""
     enabled = call_argument(call, "enabled")
     if enabled is None:
-        return with_arguments(call, after=[keyword_argument("enabled", parse_expression(gate))])
+        return with_keyword(call, "enabled", gate)
     value = enabled.value
     if source_of(value) == gate or source_of(value).endswith(f" and {gate}"):
         return call  # migrated already
-    new = and_also(value, gate)
-    return call.with_changes(args=[arg.with_changes(value=new) if arg is enabled else arg for arg in call.args])
+    return with_argument_and_also(call, enabled, gate)
 
 
 def _getattr_name(call: cst.Call) -> str | None:

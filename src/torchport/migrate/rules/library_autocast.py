@@ -9,14 +9,7 @@ import libcst as cst
 from torchport.apis.amp import LIBRARY_AUTOCASTS
 from torchport.findings import Operation
 from torchport.migrate.rules.base.device_exprs import device_expression
-from torchport.migrate.rules.base.nodes import (
-    and_also,
-    call_argument,
-    keyword_argument,
-    parse_expression,
-    source_of,
-    with_arguments,
-)
+from torchport.migrate.rules.base.nodes import call_argument, source_of, with_argument_and_also, with_keyword
 from torchport.migrate.rules.base.rule import Rule
 
 _CUDA_ALONE = "autocasts on CUDA alone unless given {keyword}="
@@ -58,10 +51,8 @@ class LibraryAutocastRule(Rule):
 
         def fix(updated: cst.Call) -> cst.Call:
             if gated:
-                first = call_argument(updated, "enabled", position=0)
-                args = [a.with_changes(value=and_also(a.value, gate)) if a is first else a for a in updated.args]
-                updated = updated.with_changes(args=args)
-            return with_arguments(updated, after=[keyword_argument(keyword, parse_expression(device))])
+                updated = with_argument_and_also(updated, call_argument(updated, "enabled", position=0), gate)
+            return with_keyword(updated, keyword, device)
 
         message = (f"{keyword}={device}: {api} {_CUDA_ALONE.format(keyword=keyword)} "
                    f"(without it: float32 on {self.target.name}, without a word)")

@@ -102,6 +102,17 @@ def with_arguments(call: cst.Call, before: list[cst.Arg] = (), after: list[cst.A
     )
 
 
+def with_keyword(call: cst.Call, name: str, source: str) -> cst.Call:
+    """`call` with `name=<source>` behind its arguments."""
+    return with_arguments(call, after=[keyword_argument(name, parse_expression(source))])
+
+
+def with_argument_and_also(call: cst.Call, arg: cst.Arg, condition: str) -> cst.Call:
+    """`call` with the value of its argument `arg` ANDed with `condition` (`and_also`)."""
+    return call.with_changes(args=[a.with_changes(value=and_also(a.value, condition)) if a is arg else a
+                                   for a in call.args])
+
+
 def without_arguments(call: cst.Call, keywords: set[str]) -> cst.Call:
     """`call` with the given keyword arguments removed (and a trailing comma tidied)."""
     args = [a for a in call.args if a.keyword is None or a.keyword.value not in keywords]
