@@ -125,13 +125,8 @@ def _run_against_migrated(example: str, tmp_path: Path):
     return _compare(tmp_path / "original", tmp_path / "migrated_dump")
 
 
-def test_an_example_under_run_against_its_migrate_output_does_not_diverge(tmp_path):
-    result = _run_against_migrated(EXAMPLES[0], tmp_path)
-    assert result.returncode == 0 and "torchport compare: no divergence" in result.stdout, result.stdout
-
-
-@pytest.mark.fidelity
-@pytest.mark.parametrize("example", EXAMPLES[1:])
+@pytest.mark.fidelity  # (whole examples, twice each: make test keeps to the dumps above)
+@pytest.mark.parametrize("example", EXAMPLES)
 def test_every_example_under_run_against_its_migrate_output_does_not_diverge(example, tmp_path):
     result = _run_against_migrated(example, tmp_path)
     assert result.returncode == 0 and "torchport compare: no divergence" in result.stdout, result.stdout
