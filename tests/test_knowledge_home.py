@@ -82,6 +82,54 @@ def test_the_check_finds_a_device_type_compared_in_a_mechanism(tmp_path):
     assert [(line, value) for _, line, value in device_type_literals(modules)] == [(4, "cpu"), (4, "npu:1"), (4, "mps")]
 
 
+CUDA_SPELLING = re.compile(r"cuda(:\d+)?")
+CUDA_HOMES = ("apis", "targets")  # (what CUDA's APIs are, and what each target makes of them)
+
+
+def cuda_comparisons(modules) -> list[tuple[str, int, str]]:
+    """(file, line, literal) of each comparison with "cuda" or "cuda:N" (a device, the `.cuda()`
+    method, the module's name) outside the catalogue and the targets, tuples compared with included."""
+    found = []
+    for name, tree in modules:
+        if name.split("/")[0] in CUDA_HOMES:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare):
+                continue
+            for operand in [node.left, *node.comparators]:
+                values = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
+                found += [(name, node.lineno, v.value) for v in values if isinstance(v, ast.Constant)
+                          and isinstance(v.value, str) and CUDA_SPELLING.fullmatch(v.value)]
+    return found
+
+
+def test_no_mechanism_compares_with_a_cuda_spelling():
+    assert cuda_comparisons(_modules()) == [], (
+        "read apis/ (cuda_module.MOVE_METHOD, MODULE_NAME) or targets.devices.cuda_device instead")
+
+
+def test_the_check_finds_a_cuda_spelling_compared_in_a_mechanism():
+    tree = ast.parse('def f(x, d):\n    return x.attr == "cuda" or d in ("to", "cuda:0") or "cuda" in str(d)\n')
+    assert [(line, value) for _, line, value in cuda_comparisons([("migrate/rules/r.py", tree)])] == [
+        (2, "cuda"), (2, "cuda:0"), (2, "cuda")]
+    assert cuda_comparisons([("apis/devices.py", tree)]) == []
+
+
+def run_time_device_tests(modules) -> list[tuple[str, int]]:
+    """(file, line) of each `x.device_type is None` (or `is not None`) outside targets/: the
+    target's `device_chosen_at_run_time` says it."""
+    return [(name, node.lineno) for name, tree in modules if name.split("/")[0] != "targets"
+            for node in ast.walk(tree) if isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute)
+            and node.left.attr == "device_type" and isinstance(node.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None]
+
+
+def test_a_device_chosen_at_run_time_is_asked_of_the_target():
+    assert run_time_device_tests(_modules()) == []
+    planted = ast.parse("if target.device_type is None or t.device_type is not None:\n    pass\n")
+    assert run_time_device_tests([("migrate/rules/r.py", planted)]) == [("migrate/rules/r.py", 1)] * 2
+
+
 def spellers(modules, names: set[str]) -> dict[str, set[str]]:
     """name -> the modules that spell it as a string (not in a docstring)."""
     found = defaultdict(set)

@@ -14,6 +14,11 @@ import inspect
 from torchport.apis.amp import CUDA_AMP
 
 DEVICE_MODULE = "torch.cuda"
+MODULE_NAME = DEVICE_MODULE.rpartition(".")[2]  # `from torch import cuda`
+# The Tensor and Module method that moves to CUDA (`x.cuda()`), beside the module `torch.cuda` that
+# shares its name.
+MOVE_METHOD = "cuda"
+DEVICE_MOVES = ("to", MOVE_METHOD)  # the methods that put a tensor or a model on its device
 MODULES = (DEVICE_MODULE, CUDA_AMP)  # the modules whose APIs have verdicts
 
 PATCHED_KINDS = frozenset({"function", "class"})

@@ -21,4 +21,4 @@ DEVICE_KEYWORDS = (DEVICE_KEYWORD, "use_cuda")  # (and its deprecated spelling)
 def drops_cuda_activity(target) -> bool:
     """Whether `ProfilerActivity.CUDA` goes on `target`: its device type is known (not the
     device-agnostic target, whose device is found at run time) and nothing records its work."""
-    return target.device_type is not None and target.profiler_activity is None and target.profiler_module is None
+    return not target.device_chosen_at_run_time and target.profiler_activity is None and target.profiler_module is None

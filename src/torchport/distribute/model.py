@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchport.apis.cuda_module import DEVICE_MOVES
 from torchport.apis.distributed import CONVERT_SYNC_BATCHNORM, DDP_CLASSES
 from torchport.distribute import names
 from torchport.distribute.changes import Change
@@ -281,7 +282,7 @@ def _moved_anywhere(found: Read, name: str) -> bool:
     """Whether any statement of the file moves `name` (a move in another block, after the wrap's
     place, leaves the wrap where it cannot be placed)."""
     return any(_moves(found, found.statement_of(c), name) for c in calls(found.module)
-               if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("to", "cuda"))
+               if isinstance(c.func, cst.Attribute) and c.func.attr.value in DEVICE_MOVES)
 
 
 def _used_as_container(found: Read, block, name: str) -> bool:
@@ -326,7 +327,7 @@ def _sets_weights(statement: cst.BaseStatement, name: str) -> bool:
 def _moves(found: Read, statement: cst.BaseStatement, name: str) -> bool:
     """Whether the statement puts the model on its device (or hands it to apex, which needs it there)."""
     for call in calls(statement, into_scopes=False):
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda"):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in DEVICE_MOVES:
             receiver = call.func.value
             while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
                 receiver = receiver.func.value

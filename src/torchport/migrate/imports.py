@@ -18,6 +18,7 @@ import sys
 import libcst as cst
 import libcst.matchers as m
 
+from torchport.apis.cuda_module import DEVICE_MODULE, MODULE_NAME
 from torchport.migrate.rules.base.nodes import source_of
 from torchport.pyast import AST_PARSE_ERRORS
 
@@ -39,7 +40,7 @@ def cuda_imports(module: cst.Module):
                 source = source_of(stmt.module)
                 for alias in stmt.names:
                     name = alias.evaluated_name
-                    if source.startswith("torch.cuda") or (source == "torch" and name == "cuda"):
+                    if source.startswith(DEVICE_MODULE) or (source == "torch" and name == MODULE_NAME):
                         yield (source, name, alias.evaluated_alias)
 
 

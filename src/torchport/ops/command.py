@@ -151,7 +151,7 @@ def run_check(args: argparse.Namespace) -> int:
         print(report.table(shown))
     print(report.summary(rows, args.target))
     target = targets.get(args.target)
-    if target.kernels is None and target.device_type is not None:
+    if target.kernels is None and not target.device_chosen_at_run_time:
         print(f"  (no kernel data for {target.name}: its target names none, and torch lists no "
               f"{target.device_type.upper()} kernels; only composite ops, one kernel for every backend, are judged)")
     if args.csv:

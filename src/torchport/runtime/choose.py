@@ -40,10 +40,9 @@ def unavailable_reason(target) -> str | None:
         if importlib.util.find_spec(target.setup_import) is None:
             return f"{target.setup_import} is not installed"
         importlib.import_module(target.setup_import)
-    device_type = target.device_type
-    if device_type is None or is_host(device_type):
+    if target.device_chosen_at_run_time or is_host(target.device_type):
         return None
-    module = getattr(torch, device_type, None)
+    module = getattr(torch, target.device_type, None)
     if module is None or not module.is_available():
         return f"torch.{device_type}.is_available() is False"
     return None
@@ -53,7 +52,7 @@ def device_type_of(target) -> str:
     """The device type the target means on this machine (the accelerator target decides here)."""
     import torch
 
-    if target.device_type is not None:
+    if not target.device_chosen_at_run_time:
         return target.device_type
     if torch.accelerator.is_available():
         return torch.accelerator.current_accelerator().type

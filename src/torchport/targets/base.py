@@ -223,6 +223,12 @@ class Target:
         read by rules and patches alike)."""
         return self.advice.has_device
 
+    @property
+    def device_chosen_at_run_time(self) -> bool:
+        """Whether the device type is known only when the script runs (the device-agnostic
+        target's DEVICE_TYPE): its device is written as an expression, not a literal."""
+        return self.device_type is None
+
     def verdict(self, api: str) -> Verdict:
         """What `api` (a qualified `torch.cuda...` name) becomes on this target."""
         if api in self.overrides:
@@ -257,7 +263,7 @@ class Target:
     def _device_named(self, name: str) -> str | None:
         """The name the target's device module gives a class CUDA names after itself
         (`CUDAGraph` is `torch.npu.NPUGraph`, `torch.xpu.XPUGraph`), where it has one."""
-        if self.device_type is None:
+        if self.device_chosen_at_run_time:
             return None
         twin = graphs.twin(name, self.device_type)
         return twin if twin in self.surface else None

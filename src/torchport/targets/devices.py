@@ -65,7 +65,7 @@ def device_string(device_type: str, index: int | str | None, keeps_index: bool) 
 def device_source(target, index: str | None) -> str:
     """Source for the target's device, with a literal index (`"npu:1"`) or none (`"npu"`); on a
     target whose device type is known only at run time, built from its expression."""
-    if target.device_type is None:
+    if target.device_chosen_at_run_time:
         return target.device_type_expr if index is None else f'f"{{{target.device_type_expr}}}:{index}"'
     return '"' + device_string(target.device_type, index, target.keeps_device_index) + '"'
 
@@ -74,7 +74,7 @@ def indexed_device_source(target, index_source: str) -> str:
     """Source for the target's device with an index computed at run time (`index_source`):
     `torch.device(type, index)`, which takes an index of None as well (the current device, as
     `.cuda(None)` means), where an f-string would spell "npu:None"."""
-    if target.device_type is None:
+    if target.device_chosen_at_run_time:
         return f"torch.device({target.device_type_expr}, {index_source})"
     if not target.keeps_device_index or is_host(target.device_type):
         return f'"{target.device_type}"'

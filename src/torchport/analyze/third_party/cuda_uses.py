@@ -9,12 +9,13 @@ from functools import lru_cache
 from torchport.analyze.third_party.files import KERNEL_SOURCES
 from torchport.analyze.third_party.finding import ThirdPartyFinding
 from torchport.analyze.third_party.names import aliases
-from torchport.apis.cuda_module import DEVICE_MODULE, MODULES, is_patched
+from torchport.apis.cuda_module import DEVICE_MODULE, MODULES, MOVE_METHOD, is_patched
 from torchport.apis.devices import DEVICE_FIRST_CALLS, DEVICE_KEYWORDS, TO_METHODS
 from torchport.apis.distributed import CUDA_DIST_BACKEND, NCCL_ENUM, PROCESS_GROUPS
 from torchport.pyast import dotted_name
 from torchport.runtime.callers import HONEST_ENV
 from torchport.targets import surface
+from torchport.targets.devices import cuda_device
 
 # Libraries that exist only for CUDA: an import of one is a path no patch can move.
 CUDA_ONLY_LIBRARIES = ("cupy", "pycuda", "numba.cuda", "cuda")
@@ -58,10 +59,8 @@ COMPILED_CUDA = ("a compiled CUDA library (line 0: the whole file): neither migr
 
 def _cuda_device(node: ast.AST) -> str | None:
     """The CUDA device a literal spells ("cuda", "cuda:1"), else None."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        value = node.value
-        if value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit()):
-            return value
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and cuda_device(node.value)[0]:
+        return node.value
     return None
 
 
@@ -232,7 +231,7 @@ class CudaUses(ast.NodeVisitor):
             for argument in (*node.args, *node.keywords):
                 self.visit(argument)
             return
-        if isinstance(function, ast.Attribute) and function.attr == "cuda" and callee != "torch.cuda":
+        if isinstance(function, ast.Attribute) and function.attr == MOVE_METHOD and callee != DEVICE_MODULE:
             self.report(node, ".cuda()", DEVICE)
         self.devices(node, function, callee)
         self.backends(node, function)

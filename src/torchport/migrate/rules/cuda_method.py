@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from torchport.apis.cuda_module import DEVICE_MODULE, MOVE_METHOD
 from torchport.findings import Operation
 from torchport.migrate.rules.base.device_exprs import device_expression, is_device_value
 from torchport.migrate.rules.base.nodes import (
@@ -49,7 +50,7 @@ class CudaMethodRule(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:  # noqa: N802
         func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
+        if not (isinstance(func, cst.Attribute) and func.attr.value == MOVE_METHOD):
             return
         if self.qualified_name(func) == "torch.cuda":  # the module itself, not a method
             return
@@ -87,7 +88,7 @@ class CudaMethodRule(Rule):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:  # noqa: N802
         """`(x.cuda if c else y.cpu)()`: a `.cuda` method called through a conditional."""
-        if node.attr.value != "cuda" or self.qualified_name(node) == "torch.cuda":
+        if node.attr.value != MOVE_METHOD or self.qualified_name(node) == DEVICE_MODULE:
             return
         call = self._called_through_conditional(node)
         if call is None:

@@ -98,7 +98,7 @@ class DeviceComparisonRule(Rule):
             return
         literal, other, operator = found
         target = self.target
-        if target.device_type is not None:
+        if not target.device_chosen_at_run_time:
             self._name_the_device(literal, "compare with")
             return
         if cuda_literal_index(literal)[1] is not None:
@@ -135,7 +135,7 @@ class DeviceComparisonRule(Rule):
 
     def _name_the_device(self, literal: cst.SimpleString, verb: str) -> None:
         """The literal names the target's device where that is known (a device target); left elsewhere."""
-        if not self.target.has_device or self.target.device_type is None:
+        if not self.target.has_device or self.target.device_chosen_at_run_time:
             return
         new = device_expression(self.target, cuda_literal_index(literal)[1], like=literal)
         self.change(literal, lambda _: parse_expression(new), f'{verb} {new} instead of "cuda"')

@@ -54,7 +54,7 @@ class DeviceIndexRule(Rule):
             keyword = arg.keyword.value
             if keyword in DEVICE_KEYWORDS or (keyword in TORCH_DEVICE_KEYWORDS and self._calls_torch(func)):
                 # torch.load cannot map onto "cpu:0": where the device is not known, use its type
-                keep_index = not (keyword == "map_location" and self.target.device_type is None)
+                keep_index = not (keyword == "map_location" and self.target.device_chosen_at_run_time)
                 # DDP reads an index held in a name as one on its module's device: it can stay
                 self._rewrite_index(arg.value, keep_index, names=keyword != "output_device")
 

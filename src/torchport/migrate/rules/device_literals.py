@@ -61,7 +61,7 @@ class DeviceLiteralRule(Rule):
         if isinstance(parent, cst.Expr) or self._names_a_key(node, parent):  # (a docstring, a bare string)
             return
         is_device, index = cuda_literal_index(node)
-        if is_device and self.target.device_type is None and self._is_map_location_value(node):
+        if is_device and self.target.device_chosen_at_run_time and self._is_map_location_value(node):
             index = None  # torch.load cannot map onto "cpu:0": where the device is not known, use its type
         if is_device:
             self._drop_device_index_argument(parent)
@@ -156,7 +156,7 @@ class DeviceLiteralRule(Rule):
         call = self.parent(parent)
         if not (isinstance(call, cst.Call) and call.args and call.args[0] is parent and len(call.args) == 2):
             return
-        indexless = self.target.device_type is None and self._is_map_location_value(call)
+        indexless = self.target.device_chosen_at_run_time and self._is_map_location_value(call)
         if (self.target.keeps_device_index and not indexless) or self.qualified_name(call.func) != "torch.device":
             return
 
@@ -171,12 +171,12 @@ class DeviceLiteralRule(Rule):
         (in the quote style of the literal that spelled it); so it is in a `map_location` where the
         device is known only at run time (torch.load restores no storage on "cpu:0")."""
         target = self.target
-        if target.device_type is None and self._is_map_location_value(whole):
+        if target.device_chosen_at_run_time and self._is_map_location_value(whole):
             new = target.device_type_expr
             self.change(whole, lambda _: parse_expression(new), f"replace the computed cuda device with {new}: "
                         "torch.load maps onto a device type, not the CPU's index", needs=new)
             return True
-        if target.device_type is None or target.keeps_device_index:
+        if target.device_chosen_at_run_time or target.keeps_device_index:
             return False
         quote = literal.quote
         new = f"{quote}{target.device_type}{quote}"
@@ -200,7 +200,7 @@ class DeviceLiteralRule(Rule):
         if self._replaced_by_indexless_device(whole, node):
             return
         quote = node.quote  # (the script's own quote style)
-        if target.device_type is None:
+        if target.device_chosen_at_run_time:
             new = f"f{quote}{{{target.device_type_expr}}}{_escape_braces(rest)}{quote}"
         else:
             new = quoted(node, f"{target.device_type}{rest}").value
@@ -219,7 +219,7 @@ class DeviceLiteralRule(Rule):
         target = self.target
         if self._replaced_by_indexless_device(node, node):
             return
-        if target.device_type is None:
+        if target.device_chosen_at_run_time:
             head = [
                 cst.FormattedStringExpression(expression=cst.Name(target.device_type_expr)),
                 cst.FormattedStringText(":"),

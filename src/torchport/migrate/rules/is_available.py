@@ -81,7 +81,7 @@ class IsAvailableRule(Rule):
                     "(False without a CUDA GPU)", api=AVAILABLE)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:  # noqa: N802
-        if self.target.device_type is not None and self.target.has_device:
+        if not self.target.device_chosen_at_run_time and self.target.has_device:
             return
         test = node.test
         if not (isinstance(test, cst.Call) and self.qualified_name(test.func) == AVAILABLE):

@@ -32,12 +32,12 @@ class IsCudaRule(Rule):
         target = self.target
         if self.is_bound_here(node):
             return
-        if self._in_assert_test(node) and (not target.has_device or target.device_type is None):
+        if self._in_assert_test(node) and (not target.has_device or target.device_chosen_at_run_time):
             self._assert_on_the_targets_device(node)
             return
         if not target.has_device:
             return
-        if target.device_type is not None:
+        if not target.device_chosen_at_run_time:
             attribute = f"is_{target.device_type}"
             self.change(
                 node,

@@ -90,7 +90,7 @@ class KernelStandInRule(Rule):
         statement = self.parent(node)
         alone = (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
                  and isinstance(self.parent(statement), (cst.Module, cst.IndentedBlock)))
-        if self.target.device_type is None and alone:  # (accelerator: the real kernels where they are installed)
+        if self.target.device_chosen_at_run_time and alone:  # (accelerator: the real kernels where they are installed)
             def tried(line: cst.SimpleStatementLine) -> cst.Try:
                 fallback = line.with_changes(body=[fix(line.body[0])], leading_lines=[])
                 return cst.Try(

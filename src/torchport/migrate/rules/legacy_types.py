@@ -82,7 +82,7 @@ class LegacyTypeUseRule(ApiReferenceRule):
 
     @classmethod
     def applies_to(cls, target) -> bool:
-        return target.device_type is not None and target.has_device and target.verdict(f"{CUDA_TYPE}FloatTensor").kind is Kind.UNSUPPORTED
+        return not target.device_chosen_at_run_time and target.has_device and target.verdict(f"{CUDA_TYPE}FloatTensor").kind is Kind.UNSUPPORTED
 
     def visit_api(self, node: cst.BaseExpression, api: str) -> None:
         use = legacy_type_use(self, node, api)

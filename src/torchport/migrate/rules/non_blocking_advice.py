@@ -6,6 +6,7 @@ import ast
 
 import libcst as cst
 
+from torchport.apis.cuda_module import DEVICE_MOVES, MOVE_METHOD
 from torchport.findings import Operation
 from torchport.migrate.rules.base.nodes import call_argument, source_of
 from torchport.migrate.rules.base.rule import Rule
@@ -83,9 +84,9 @@ def passes_pin_memory(source: bytes) -> bool:
 
 def _is_device_copy(node: cst.Call) -> bool:
     func = node.func
-    if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
+    if not isinstance(func, cst.Attribute) or func.attr.value not in DEVICE_MOVES:
         return False
-    if func.attr.value == "cuda":
+    if func.attr.value == MOVE_METHOD:
         return True
     if call_argument(node, "device") is not None:
         return True

@@ -56,7 +56,7 @@ class ProfilerActivityRule(Rule):
             self._record_the_targets(node)
         elif drops_cuda_activity(target):
             self._drop(container, element)
-        elif target.device_type is None and self._cpu_and_cuda(container):
+        elif target.device_chosen_at_run_time and self._cpu_and_cuda(container):
             new = "torch.profiler.supported_activities()"
             self.change(container, lambda _: parse_expression(new), f"profile {new}: the CPU and the device there is",
                         needs=new)

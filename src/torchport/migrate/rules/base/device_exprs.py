@@ -26,6 +26,6 @@ def is_device_value(value: cst.BaseExpression) -> bool:
 def device_expression(target: Target, index: str | None, like: cst.SimpleString | None = None) -> str:
     """Source for the target device, optionally with a literal index (`"npu:1"`), in the quote
     style of `like` where the device is a plain string."""
-    if like is not None and target.device_type is not None:
+    if like is not None and not target.device_chosen_at_run_time:
         return quoted(like, device_string(target.device_type, index, target.keeps_device_index)).value
     return device_source(target, index)
