@@ -2,9 +2,15 @@
 
 A case is `pytest.param(source, {target: expected, ...}, id="what the case is")`: the source a
 script has, and the whole file `migrate_source` makes of it on each target, compared exactly. A
-target the case does not name takes the case's "default" (UNCHANGED: the source as it is); a case
-names every target or gives a default. On CUDA itself (cuda) a case that does not name it expects
-the source unchanged and no row, whatever its default: CUDA code runs there as written. Advice rules change nothing and write rows: their cases are
+target the case does not name takes the case's "default" (UNCHANGED: the source as it is). On CUDA
+itself (cuda) a case that does not name it expects the source unchanged and no row, whatever its
+default: CUDA code runs there as written. The targets torchport ships (BUILT_IN) are named by every
+case that has no default: each differs from the others by design. Any other target (one added
+under targets/, or installed from a vendor's package) is tested by every case as it is, whatever
+its default (which speaks of the built-in targets), with what can be said from its own data alone
+(Unnamed): the migration gives no error, its output is valid
+Python that a second migration leaves as it is, its rows are of the rules' own codes, and on a
+target with a device of its own it writes no CUDA device the source did not have. Advice rules change nothing and write rows: their cases are
 `pytest.param(source, {target: [(code, line, operation), ...]}, id=...)`, the rows of the module's
 codes, exactly. A module keeps them in `CASES`, `ROWS`, and `APPLIED` (cases migrated with
 --apply-affinity).
@@ -24,6 +30,18 @@ from torchport import targets
 from torchport.migrate import migrate_source
 
 UNCHANGED = "<the source, unchanged>"
+# The targets torchport ships, each named by every case (or by its default).
+BUILT_IN = ("cuda", "npu", "xpu", "mps", "cpu", "accelerator")
+
+
+class Unnamed:
+    """What a case expects of a target it does not name: what its data alone lets one say."""
+
+    def __init__(self, expected: dict) -> None:
+        self.rows = any(isinstance(wanted, list) for wanted in expected.values())
+
+    def __repr__(self) -> str:
+        return "<derived from the target's data>"
 
 # How a file that imports torch starts, and what it starts with once migrated where the target adds to it.
 TORCH = "import torch\n"
@@ -41,11 +59,13 @@ def per_target(cases: list, cuda_takes_default: bool = False) -> list:
     expanded = []
     for case in cases:
         source, expected = case.values
-        unnamed = set(targets.names()) - set(expected) - set(_cuda_itself())
+        unnamed = set(BUILT_IN) - set(expected) - set(_cuda_itself())
         assert unnamed == set() or "default" in expected, f"{case.id}: no expectation for {sorted(unnamed)}"
         for target in targets.names():
             if target in expected:
                 wanted = expected[target]
+            elif target not in BUILT_IN and target not in _cuda_itself():  # (a default speaks of the built-in ones)
+                wanted = Unnamed(expected)
             else:
                 nothing = target in _cuda_itself() and not cuda_takes_default
                 wanted = _on_cuda_itself(expected) if nothing else expected.get("default")
@@ -71,6 +91,8 @@ def migrated(source: str, target: str, apply_affinity: bool = False):
 
 def assert_migrates(source: str, target: str, expected: str, apply_affinity: bool = False) -> None:
     """`source` becomes `expected` on `target`, and `expected` stays as it is when migrated again."""
+    if isinstance(expected, Unnamed):
+        return assert_as_its_data_says(source, target, apply_affinity)
     result = migrated(source, target, apply_affinity)
     assert result.error is None
     assert result.source.decode() == expected
@@ -85,4 +107,28 @@ def rows_of(source: str, target: str, codes: tuple[str, ...]) -> list[tuple[str,
 def assert_rows(source: str, target: str, rows: list, codes: str | tuple[str, ...]) -> None:
     """Migrating `source` to `target` writes exactly `rows` for the rule(s) `codes`."""
     codes = (codes,) if isinstance(codes, str) else codes
+    if isinstance(rows, Unnamed):
+        return assert_as_its_data_says(source, target)
     assert rows_of(source, target, codes) == sorted(rows)
+
+
+def assert_as_its_data_says(source: str, target: str, apply_affinity: bool = False) -> None:
+    """What a target no case names must do with any case's source (see the module's docstring)."""
+    from torchport.migrate.codes import known_codes
+    from torchport.targets.devices import cuda_device
+
+    result = migrated(source, target, apply_affinity)
+    assert result.error is None
+    output = result.source.decode()
+    compile(output, "case.py", "exec")
+    assert migrated(output, target, apply_affinity).source.decode() == output, "migrating the output again changed it"
+    assert {f.code for f in result.findings} <= known_codes()
+    facts = targets.get(target)
+    if facts.has_device and not facts.device_chosen_at_run_time:
+        import ast
+
+        left = [node.value for node in ast.walk(ast.parse(output)) if isinstance(node, ast.Constant)
+                and isinstance(node.value, str) and cuda_device(node.value)[0]]
+        kept = [node.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Constant)
+                and isinstance(node.value, str) and cuda_device(node.value)[0]]
+        assert len(left) <= len(kept), f"CUDA devices written by the migration: {left}"
