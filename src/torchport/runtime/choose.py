@@ -44,7 +44,7 @@ def unavailable_reason(target) -> str | None:
         return None
     module = getattr(torch, target.device_type, None)
     if module is None or not module.is_available():
-        return f"torch.{device_type}.is_available() is False"
+        return f"torch.{target.device_type}.is_available() is False"
     return None
 
 
