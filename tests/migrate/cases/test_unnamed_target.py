@@ -1,6 +1,7 @@
 """A target that no case names (one added under targets/, or installed from a vendor's package) is
 tested by every case as it is, with what its own data lets one say (_fixture_cases.Unnamed): here a
-seventh target, xpu's facts under another name, goes through TP004's and TP013's cases."""
+seventh target, xpu's facts under another name, goes through TP004's, TP013's and TP024's cases
+(pre-3.7 sources among them)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 import _fixture_cases as fixture
 from test_tp004_cuda_api import CASES as CUDA_API_CASES, ROWS as CUDA_API_ROWS
 from test_tp013_device_comparisons import CASES as COMPARISON_CASES
+from test_tp024_async_keyword import CASES as ASYNC_CASES
 from torchport import targets
 
 
@@ -27,8 +29,9 @@ def _params_for(cases, target):
 
 
 def test_every_case_is_run_on_a_target_it_does_not_name(seventh):
-    params = _params_for(CUDA_API_CASES + COMPARISON_CASES, seventh)
-    assert len(params) == len(CUDA_API_CASES) + len(COMPARISON_CASES)
+    cases = CUDA_API_CASES + COMPARISON_CASES + ASYNC_CASES
+    params = _params_for(cases, seventh)
+    assert len(params) == len(cases)
     derived = [expected for _, _, expected in params if isinstance(expected, fixture.Unnamed)]
     assert derived, "the cases without a default are derived from the target's data"
     for source, target, expected in params:
