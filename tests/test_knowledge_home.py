@@ -8,6 +8,7 @@ Read with `ast`: messages and docstrings may name anything.
 import ast
 import re
 from collections import defaultdict
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,14 @@ PROCESS_GROUP_NAMES = {"init_process_group", "new_group"}
 
 
 def _modules(root: Path = SRC):
-    for path in sorted(root.rglob("*.py")):
-        yield path.relative_to(SRC).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+    return _parsed(root)
+
+
+@lru_cache(maxsize=None)
+def _parsed(root: Path) -> tuple:
+    """(path under src/torchport, its tree) of each module below `root`, parsed once for all the checks."""
+    return tuple((path.relative_to(SRC).as_posix(), ast.parse(path.read_text(encoding="utf-8")))
+                 for path in sorted(root.rglob("*.py")))
 
 
 def _docstrings(tree: ast.Module) -> set[int]:

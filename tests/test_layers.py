@@ -4,6 +4,7 @@ runs within a layer or down, never up; no modules import each other in a circle.
 
 import ast
 import re
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +55,7 @@ def _imported(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return {module for module in found if module in modules and module != name}
 
 
+@lru_cache(maxsize=None)
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
     return {name: _imported(name, path, modules) for name, path in modules.items()}

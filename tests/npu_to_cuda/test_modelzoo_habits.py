@@ -76,7 +76,10 @@ def _to_cpu(source: str) -> str:
     return migrate_source(converted.source.encode(), CPU, "train.py").source.decode()
 
 
-@pytest.mark.parametrize("device", [None, "npu", "gpu"], ids=["default", "--device npu", "--device gpu"])
+# (each is a training run in a process of its own: make test keeps --device npu, make fidelity all three)
+@pytest.mark.parametrize("device", [pytest.param(None, marks=pytest.mark.fidelity), "npu",
+                                    pytest.param("gpu", marks=pytest.mark.fidelity)],
+                         ids=["default", "--device npu", "--device gpu"])
 def test_a_modelzoo_style_trainer_runs_on_the_cpu_after_the_migration(tmp_path, device):
     (tmp_path / "train.py").write_text(_to_cpu(TRAINER))
     command = [sys.executable, "train.py", *(["--device", device] if device else [])]

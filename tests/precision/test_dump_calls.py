@@ -33,16 +33,32 @@ def _dump(folder: Path, name: str, *options, **env) -> Path:
     return folder / name
 
 
+# name -> (options, environment) of each dump the tests compare
+RECIPES = {
+    "clean": ((), {}),
+    "again": ((), {}),
+    "gelu": ((), {"PRECISION_FAULT": "gelu"}),
+    "clean_kept": (KEPT, {}),
+    "gelu_kept": (KEPT, {"PRECISION_FAULT": "gelu"}),
+}
+
+
+class _Dumps(dict):
+    """Each dump made once, when a test first asks for it (make test asks for fewer than make fidelity)."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.folder = folder
+
+    def __missing__(self, name: str) -> Path:
+        options, env = RECIPES[name]
+        self[name] = _dump(self.folder, name, *options, **env)
+        return self[name]
+
+
 @pytest.fixture(scope="module")
 def dumps(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("mlp")
-    return {
-        "clean": _dump(folder, "clean"),
-        "again": _dump(folder, "again"),
-        "gelu": _dump(folder, "gelu", PRECISION_FAULT="gelu"),
-        "clean_kept": _dump(folder, "clean_kept", *KEPT),
-        "gelu_kept": _dump(folder, "gelu_kept", *KEPT, PRECISION_FAULT="gelu"),
-    }
+    return _Dumps(tmp_path_factory.mktemp("mlp"))
 
 
 def _compare(a: Path, b: Path, report: Path | None = None):
@@ -106,6 +122,7 @@ def test_the_calls_recorded_are_the_projects_own_that_compute(dumps):
     assert calls == expected
 
 
+@pytest.mark.fidelity  # (two more dumps, with --tensors)
 def test_tensors_keeps_the_chosen_modules_whole_tensors_and_nothing_else(dumps):
     import torch
 
@@ -128,6 +145,7 @@ def test_tensors_keeps_the_chosen_modules_whole_tensors_and_nothing_else(dumps):
     assert [{k: v for k, v in r.items() if k != "tensor"} for r in records] == plain
 
 
+@pytest.mark.fidelity  # (two more dumps, with --tensors)
 def test_compare_measures_the_kept_tensors_over_every_element(dumps, tmp_path):
     import torch
 
