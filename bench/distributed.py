@@ -17,26 +17,18 @@ the one before it wrote, and resolving its lines anew.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
+from migrate import python_files  # (bench/migrate.py's: the same walk of a tree)
 from torchport.migrate.distributed import Request
 from torchport.migrate.workers import Choices, Job, migrate_one
 
 GOAL = 2.0
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SRC = ROOT / "tests" / "fidelity"
-
-
-def python_files(root: Path) -> list[Path]:
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in {"__pycache__", ".git"})
-        found.extend(Path(folder, name) for name in sorted(files) if name.endswith(".py"))
-    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     files = python_files(args.src)
     if not files:
         sys.exit(f"no Python files under {args.src}")
-    jobs = [Job(str(path.relative_to(args.src)), path.read_bytes()) for path in files]
+    jobs = [Job(str(path), (args.src / path).read_bytes()) for path in files]
     plain, distributed = Choices("cpu"), Choices("cpu", distribute=Request())
     for job in jobs[:3]:  # (warm-up: imports and caches)
         migrate_one(job, plain)

@@ -57,12 +57,12 @@ class Read:
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
         """The imported names `node` may refer to (`mp.spawn` -> {"torch.multiprocessing.spawn"}),
-        read from the file's imports (import_table.py); a name they bind in more than one way asks
-        LibCST's scope analysis which binding `node` sees."""
+        read from the file's imports (import_table.py); a name they bind in more than one way, or
+        a file `ast` cannot read (newer syntax than this Python's), asks LibCST's scope analysis."""
         name = dotted(node)
-        if name is None or self._imports is None:
+        if name is None:
             return set()
-        if name.partition(".")[0] in self._imports.ambiguous:
+        if self._imports is None or name.partition(".")[0] in self._imports.ambiguous:
             return self._scope_qualified(node)
         found = self._imports.qualified_name(name)
         return {found} if found else set()

@@ -28,20 +28,28 @@ RENAMED = Verdict(f"{OLD}=", Kind.ADAPTED, f"{NEW}=",
 def renamed_source(path: str) -> bytes | None:
     """The source of `path` with its async= arguments renamed, where that makes it valid Python
     (None: the renaming does not help, or there is nothing to rename)."""
-    with open(path, "rb") as file:
-        source = file.read()
-    renamed, lines = rename_async_arguments(source)
-    if not lines or syntax_problem(renamed, path) is not None:
-        return None
-    return renamed
+    renamed = _renamed(_read(path), path)
+    return renamed[0] if renamed is not None else None
 
 
 def legacy_source(path: str) -> bytes | None:
     """The source of `path` where it reads PyTorch 0.3's one-element results (`loss.data[0]`),
     to be run through `run_script` (None: it does not)."""
-    with open(path, "rb") as file:
-        source = file.read()
+    source = _read(path)
     return source if legacy_scalars.reads_one_element_results(source) else None
+
+
+def _renamed(source: bytes, path: str) -> tuple[bytes, list[int]] | None:
+    """`source` with its async= arguments renamed and the lines renamed, where that makes it valid Python."""
+    renamed, lines = rename_async_arguments(source)
+    if not lines or syntax_problem(renamed, path) is not None:
+        return None
+    return renamed, lines
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
 
 
 def install(root: str, log) -> "ProjectFinder":
@@ -54,13 +62,11 @@ def install(root: str, log) -> "ProjectFinder":
 def run_script(script: str, source: bytes, log) -> None:
     """Run `source` (the script's, renamed, or reading `.data[0]`) as
     `runpy.run_path(script, run_name="__main__")` would."""
-    _log_lines(log, script, source)
+    _log_lines(log, script, rename_async_arguments(_read(script))[1])
     execute(legacy_scalars.compiled(source, script, log), script)
 
 
-def _log_lines(log, path: str, renamed: bytes) -> None:
-    with open(path, "rb") as file:
-        _, lines = rename_async_arguments(file.read())
+def _log_lines(log, path: str, lines: list[int]) -> None:
     for line in lines:
         log.note_at(f"{short_path(path)}:{line}", RENAMED)
 
@@ -93,11 +99,11 @@ class _RenamingLoader(importlib.machinery.SourceFileLoader):
         self.log = log
 
     def get_code(self, fullname):
-        source = renamed_source(self.path)
-        if source is not None:
-            _log_lines(self.log, self.path, source)
-        else:
-            source = legacy_source(self.path)
-        if source is None:
+        source = _read(self.path)  # (once; a module left as it is goes to the path loader and its bytecode cache)
+        renamed = _renamed(source, self.path)
+        if renamed is not None:
+            source, lines = renamed
+            _log_lines(self.log, self.path, lines)
+        elif not legacy_scalars.reads_one_element_results(source):
             return super().get_code(fullname)
         return legacy_scalars.compiled(source, self.path, self.log)

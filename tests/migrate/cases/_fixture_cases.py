@@ -114,6 +114,7 @@ def assert_rows(source: str, target: str, rows: list, codes: str | tuple[str, ..
 
 def assert_as_its_data_says(source: str, target: str, apply_affinity: bool = False) -> None:
     """What a target no case names must do with any case's source (see the module's docstring)."""
+    from torchport.async_arguments import rename_async_arguments
     from torchport.migrate.codes import known_codes
     from torchport.targets.devices import cuda_device
 
@@ -131,5 +132,5 @@ def assert_as_its_data_says(source: str, target: str, apply_affinity: bool = Fal
             return [node.value for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Constant)
                     and isinstance(node.value, str) and cuda_device(node.value)[0]]
 
-        before = cuda_devices(source.replace("async=", "non_blocking="))  # (a pre-3.7 source parses so)
+        before = cuda_devices(rename_async_arguments(source.encode())[0].decode())  # (a pre-3.7 source, as TP024 reads it)
         assert len(cuda_devices(output)) <= len(before), "the migration wrote a CUDA device"
