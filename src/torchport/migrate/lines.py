@@ -9,66 +9,11 @@ same lines as PositionProvider (its syntactic positions).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState  # private: the hook PositionProvider uses (libcst bounded in pyproject)
 
-_NEWLINE = re.compile(r"\r\n?|\n")
-
-
-class _LineCountingState(CodegenState):
-    def __init__(self, module: cst.Module, wanted: set[cst.CSTNode]) -> None:
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.wanted = wanted
-        self.lines: dict[cst.CSTNode, tuple[int, int]] = {}
-        self.syntactic: set[cst.CSTNode] = set()
-        self._starts: dict[cst.CSTNode, int] = {}
-        self._line = 1
-        self._counted = 0  # tokens already counted into _line
-
-    def _current_line(self) -> int:
-        tokens = self.tokens
-        if self._counted < len(tokens):
-            self._line += len(_NEWLINE.findall("".join(tokens[self._counted :])))
-            self._counted = len(tokens)
-        return self._line
-
-    def before_codegen(self, node: cst.CSTNode) -> None:
-        if node in self.wanted:
-            self._starts[node] = self._current_line()
-
-    def after_codegen(self, node: cst.CSTNode) -> None:
-        if node in self.wanted:
-            start = self._starts.pop(node)
-            if node not in self.syntactic:  # a syntactic position, once recorded, is kept
-                self.lines[node] = (start, self._current_line())
-
-    @contextmanager
-    def record_syntactic_position(
-        self,
-        node: cst.CSTNode,
-        *,
-        start_node: cst.CSTNode | None = None,
-        end_node: cst.CSTNode | None = None,
-    ) -> Iterator[None]:
-        if node not in self.wanted:
-            yield
-            return
-        for inner in (start_node, end_node):  # positions hoisted from these: count them too
-            if inner is not None:
-                self.wanted.add(inner)
-        start = self._current_line()
-        yield
-        end = self._current_line()
-        if start_node is not None:
-            start = self.lines[start_node][0]
-        if end_node is not None:
-            end = self.lines[end_node][1]
-        self.lines[node] = (start, end)
-        self.syntactic.add(node)
+from torchport.layout import printed_lines
 
 
 def node_lines(
@@ -86,28 +31,21 @@ def node_lines(
         return {}
     starts = _statement_starts(module, statement_lines) if statement_lines is not None and parents else None
     if starts is None:
-        return _printed(module, module, set(nodes))
+        return printed_lines(module, module, set(nodes))
     held: dict[cst.CSTNode, set[cst.CSTNode]] = {}
     for node in nodes:
         top = node
         while parents.get(top) is not None and parents[top] is not module:
             top = parents[top]
         if top not in starts:  # (the module itself, or a node the walk did not reach)
-            return _printed(module, module, set(nodes))
+            return printed_lines(module, module, set(nodes))
         held.setdefault(top, set()).add(node)
     lines = {}
     for statement, wanted in held.items():
-        printed = _printed(module, statement, wanted | {statement})
+        printed = printed_lines(module, statement, wanted | {statement})
         offset = starts[statement] - printed[statement][0]
         lines.update((node, (first + offset, last + offset)) for node, (first, last) in printed.items() if node in wanted)
     return lines
-
-
-def _printed(module: cst.Module, node: cst.CSTNode, wanted: set[cst.CSTNode]) -> dict[cst.CSTNode, tuple[int, int]]:
-    """The lines of `wanted` when `node` (of `module`) is printed from line 1."""
-    state = _LineCountingState(module, set(wanted))
-    node._codegen(state)
-    return {node: state.lines[node] for node in wanted if node in state.lines}
 
 
 def _statement_starts(module: cst.Module, statement_lines: Sequence[int]) -> dict[cst.CSTNode, int] | None:
