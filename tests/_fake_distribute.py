@@ -5,8 +5,6 @@ one step puts the setup's first lines after the last top-level import."""
 
 from __future__ import annotations
 
-import libcst as cst
-
 from torchport.distribute import detect, driver
 from torchport.distribute.changes import Change
 from torchport.findings import Operation
@@ -18,8 +16,8 @@ SETUP = [
 ]
 
 
-def read(module: cst.Module, options) -> detect.Plan:
-    code = module.code
+def read(found, options) -> detect.Plan:
+    code = found.text
     entry = options.entry if options.entry is not None else '__name__ == "__main__"' in code
     already = "it starts its own process group" if "init_process_group" in code else ""
     notes = [Change(0, 0, "TP200", Operation.NOTE, f"left alone: {already}")] if entry and already else []

@@ -1,17 +1,17 @@
 """detect.read: which files --distributed changes, and why the others are left alone (TP200)."""
 
-import libcst as cst
 import pytest
 
 from torchport.distribute import Options, distribute_source
 from torchport.distribute.detect import read
+from torchport.distribute.edits import Read
 from torchport.findings import Operation
 
 TRAINS = "    for x in data:\n        model(x).sum().backward()\n        optimizer.step()\n"
 
 
 def plan(source: str, entry=None):
-    return read(cst.parse_module(source), Options(entry=entry))
+    return read(Read.of(source), Options(entry=entry))
 
 
 def notes(p) -> list[tuple[int, str]]:

@@ -134,4 +134,4 @@ def wrap_forward(text: str, plan) -> tuple[str, list[Change]]:
         start, end = found.line(r.start), found.end_line(r.end)
         changes.append(Change(start, end, CODE, Operation.INSERT,
                               f"the forward pass under {context}: what amp's opt level did to it", apex.INITIALIZE))
-    return edits.apply(found.module), changes
+    return edits.apply(found), changes

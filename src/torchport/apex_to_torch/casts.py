@@ -37,4 +37,4 @@ def rewrite_casts(text: str, plan) -> tuple[str, list[Change]]:
             changes.append(Change(line, line, CODE, Operation.DELETE,
                                   f"{code(use.call or use.node)} dropped: native autocast keeps its own lists of "
                                   "what runs in float16 and float32", use.api))
-    return edits.apply(found.module), changes
+    return edits.apply(found), changes

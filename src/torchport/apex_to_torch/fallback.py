@@ -47,7 +47,7 @@ def to_compat(text: str, why: Unconvertible, keep: tuple[str, ...] = ()) -> tupl
                               item.module))
     changes += _kernels_to_compat(found, edits, reason)
     changes += [Change(at, at, NOTE_CODE, Operation.NOTE, note, apex.FP16_UTILS) for at, note in why.notes]
-    return edits.apply(found.module), changes
+    return edits.apply(found), changes
 
 
 def _kernels_to_compat(found: Read, edits: Edits, reason: str) -> list[Change]:

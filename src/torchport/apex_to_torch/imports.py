@@ -135,7 +135,7 @@ def rewrite_imports(text: str, plan) -> tuple[str, list[Change]]:
     for holder in _holders(found, gone):
         changes += _unwrap(found, edits, holder, gone)
     changes += _needed(found, edits, plan)
-    return edits.apply(found.module), changes
+    return edits.apply(found), changes
 
 
 def _what(new, plan) -> str:

@@ -226,7 +226,7 @@ def rewrite(text: str, plan) -> tuple[str, list[Change]]:
     changes += [Change(found.line(arg), found.line(arg), CODE, Operation.DELETE,
                        f"amp.initialize({name}=...) dropped: {DROPPED[name]}", apex.INITIALIZE)
                 for name, arg in init.dropped]
-    return edits.apply(found.module), changes
+    return edits.apply(found), changes
 
 
 def _assignments(init: Initialize) -> list[cst.BaseStatement]:

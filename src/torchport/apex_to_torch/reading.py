@@ -12,33 +12,33 @@ from __future__ import annotations
 from functools import lru_cache
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchport.distribute.edits import Read, dotted, walk
+from torchport.layout import Layout
 
 APEX = "apex"
 
 
 @lru_cache(maxsize=8)
 def read(text: str) -> "Source":
-    return Source(text)
+    made = Read._made  # (the tree the last step's edits made, when this is its text: no parse)
+    return Source(text, *made[1:]) if made is not None and made[0] == text else Source(text)
 
 
 class Source(Read):
     """distribute's `Read`, with apex names resolved from the imports (see the module's note)."""
 
-    def __init__(self, text: str):  # noqa: super().__init__ is what this class saves
-        self.module = cst.parse_module(text)
-        self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
-        index = _Index()
-        self.module.visit(index)
-        self._parents, self._children = index.parents, index.children
+    def __init__(self, text: str, module: cst.Module | None = None, layout: Layout | None = None):  # noqa: super().__init__ is what this class saves
+        self.text = text
+        self.module = module if module is not None else cst.parse_module(text)
+        self._layout = layout if layout is not None else Layout(self.module)
         self._bound = _apex_bindings(self.walk(self.module))
 
     def walk(self, node: cst.CSTNode, into_scopes: bool = True):
-        """distribute.edits.walk over this reading's tree, from its index (LibCST's `children`
+        """distribute.edits.walk over this reading's tree, from its layout (LibCST's `children`
         visits a node each time it is asked)."""
-        return walk(node, into_scopes, lambda current: self._children.get(current, ()))
+        children = self._layout.children
+        return walk(node, into_scopes, lambda current: children.get(current, ()))
 
     def calls(self, node: cst.CSTNode, into_scopes: bool = True):
         return (n for n in self.walk(node, into_scopes) if isinstance(n, cst.Call))
@@ -66,27 +66,6 @@ class Source(Read):
             return False
         return not (isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For))
                     and getattr(parent, "target", None) is node)
-
-
-class _Index(cst.CSTVisitor):
-    """Each node's parent and children, in one visit of the tree."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.children: dict[cst.CSTNode, list[cst.CSTNode]] = {}
-        self._stack: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            parent = self._stack[-1]
-            self.parents[node] = parent
-            self.children.setdefault(parent, []).append(node)
-        self._stack.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
 
 
 def _apex_bindings(nodes) -> dict[str, str]:

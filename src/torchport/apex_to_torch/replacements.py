@@ -41,7 +41,7 @@ def rewrite_replacements(text: str, plan) -> tuple[str, list[Change]]:
                 new, rows = replaced(found, use, plan)
                 edits.replace(use.call, new)
                 changes += rows
-        text = edits.apply(found.module)
+        text = edits.apply(found)
         depth -= 1
     return text, sorted(changes, key=lambda change: change.start_line)
 

@@ -207,7 +207,7 @@ def rewrite_steps(text: str, plan) -> tuple[str, list[Change]]:
         changes.append(Change(line, line, CODE, Operation.INSERT,
                               f"{plan.scaler}.update() after the step: the loss scale grows or backs off once per "
                               "iteration", apex.SCALE_LOSS))
-    return edits.apply(found.module), changes
+    return edits.apply(found), changes
 
 
 def _unscaled_before_clipping(found: Read, edits: Edits, site: Site, step: cst.SimpleStatementLine, optimizer: str,
@@ -252,7 +252,7 @@ def rewrite_scale_loss(text: str, plan) -> tuple[str, list[Change]]:
         changes += [Change(found.line(a), found.line(a), CODE, Operation.DELETE,
                            f"amp.scale_loss({name}=...) dropped: {DROPPED[name]}", apex.SCALE_LOSS)
                     for name, a in site.dropped]
-    return edits.apply(found.module), changes
+    return edits.apply(found), changes
 
 
 def _is_backward_of(statement: cst.BaseStatement, name: str) -> bool:

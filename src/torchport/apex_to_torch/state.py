@@ -58,7 +58,7 @@ def rewrite_master_params(text: str, plan) -> tuple[str, list[Change]]:
         changes.append(Change(line, line, CODE, Operation.MODIFY,
                               f"amp.master_params({optimizer}) -> the optimizer's own parameters: under autocast the "
                               "model's float32 weights are the master weights", apex.MASTER_PARAMS))
-    return edits.apply(found.module), changes
+    return edits.apply(found), changes
 
 
 def _scaled_at(found: Read) -> list[tuple[cst.CSTNode, int, set[str]]]:
@@ -122,4 +122,4 @@ def rewrite_state(text: str, plan) -> tuple[str, list[Change]]:
         changes.append(Change(line, line, CODE, Operation.MODIFY,
                               f"amp.{name} -> {plan.scaler}.{name} (a checkpoint written by apex holds apex's keys: "
                               "start from one written after the conversion)", use.api))
-    return edits.apply(found.module), changes
+    return edits.apply(found), changes

@@ -64,11 +64,10 @@ class Plan:
         return self.entry and not self.already
 
 
-def read(module: cst.Module, options) -> Plan:
-    """What the steps need to know of `module` (`options.entry` overrides the entry guess)."""
-    if options.entry is None and not _MAY_TRAIN.search(module.code):
-        return _trains_nothing(module)  # (no metadata to resolve: most of a tree's files)
-    found = Read.of(module.code)
+def read(found: Read, options) -> Plan:
+    """What the steps need to know of `found`'s module (`options.entry` overrides the entry guess)."""
+    if options.entry is None and not _MAY_TRAIN.search(found.text):
+        return _trains_nothing(found.module)  # (no metadata to resolve: most of a tree's files)
     guard = main_guard(found.module)
     plan = Plan(main_guard=guard is not None)
     spawn_calls = [c for c in calls(found.module) if found.is_api(c.func, SPAWNS)]

@@ -10,6 +10,7 @@ import libcst as cst
 
 from torchport.distribute import detect, loaders, model, rank_zero, setup, spawn
 from torchport.distribute.changes import SUBJECTS, Change
+from torchport.distribute.edits import Read
 from torchport.distribute.lines import back, line_map
 from torchport.findings import Finding
 
@@ -59,7 +60,7 @@ def distribute_source(source: str, path: str = "<string>", options: Options = Op
     """`source` made to run as one of N processes, when it is a training entry script that is
     not distributed already (detect.py says which); otherwise unchanged, with a row saying why."""
     try:
-        plan = detect.read(cst.parse_module(source), options)
+        plan = detect.read(Read.of(source), options)
     except cst.ParserSyntaxError:
         return Distributed(source)
     findings = [_finding(path, change, None) for change in plan.notes]

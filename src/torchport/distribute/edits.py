@@ -1,15 +1,19 @@
 """What the steps share: a module read once with the metadata they ask about (lines, qualified
 names, parents), and a set of statement edits (insert before or after, replace, remove) applied
-in one pass, so each step describes what it changes and never re-walks the tree to change it."""
+in one pass, so each step describes what it changes and never re-walks the tree to change it.
+
+A step's edits rebuild only the nodes on the way to what they change; the next step reads the
+tree they made (the nodes it shares with the one before, unchanged) and is spared a parse."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider, QualifiedNameSource
 
 from torchport.import_table import ImportTable
+from torchport.layout import Layout
 
 BLOCKS = (cst.Module, cst.IndentedBlock)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -19,41 +23,54 @@ class Read:
     """One parse of a step's input text, with what the steps look up in it."""
 
     _last: tuple[str, "Read"] | None = None
+    _made: tuple[str, cst.Module, Layout] | None = None  # the last tree Edits.apply made, and its text
 
     @classmethod
     def of(cls, text: str) -> "Read":
         """`Read(text)`, or the last one made when it was of the same text: a step that changes
         nothing hands the next the text it was given, and the metadata (most of a step's cost)
-        is not resolved again."""
+        is not resolved again. Text the last step's edits made is read from their tree."""
         last = cls._last  # (read once: another thread may set it meanwhile)
         if last is None or last[0] != text:
             forget_children()
-            last = cls._last = (text, cls(text))
+            made = cls._made
+            tree = made[1:] if made is not None and made[0] == text else None
+            last = cls._last = (text, cls(text, *(tree or ())))
         return last[1]
 
-    def __init__(self, text: str):
-        self.module = cst.parse_module(text)
-        self._wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)  # (parsed here: no one else holds it)
+    def __init__(self, text: str, module: cst.Module | None = None, layout: Layout | None = None):
+        self.text = text
+        self.module = module if module is not None else cst.parse_module(text)
+        self._wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)  # (parsed or built here: no one else holds it)
         self._imports = ImportTable.of(text)
-        self._positions = None  # (resolved when a line is first asked)
+        self._layout = layout  # (printed when a line or a parent is first asked)
+        if layout is not None:
+            _CHILDREN.update(layout.children)
         self._scope_names = None  # (a scope analysis, only where the imports leave a name ambiguous)
-        self._parents = None  # (mapped when a parent is first asked)
+
+    @classmethod
+    def made(cls, module: cst.Module) -> str:
+        """The text of `module`, a tree a step's edits made; the next `Read.of` that text reads
+        the tree itself (unless it holds a node in two places: then it parses the text)."""
+        layout = Layout(module)
+        cls._made = None if layout.shared else (layout.code, module, layout)
+        return layout.code
+
+    @property
+    def layout(self) -> Layout:
+        if self._layout is None:
+            self._layout = Layout(self.module)
+            _CHILDREN.update(self._layout.children)
+        return self._layout
 
     def line(self, node: cst.CSTNode) -> int:
-        return self._position(node).start.line
+        return self.layout.lines[node][0]
 
     def end_line(self, node: cst.CSTNode) -> int:
-        return self._position(node).end.line
-
-    def _position(self, node: cst.CSTNode):
-        if self._positions is None:
-            self._positions = self._wrapper.resolve(PositionProvider)
-        return self._positions[node]
+        return self.layout.lines[node][1]
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        if self._parents is None:
-            self._parents = {child: parent for parent in walk(self.module) for child in children_of(parent)}
-        return self._parents.get(node)
+        return self.layout.parents.get(node)
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
         """The imported names `node` may refer to (`mp.spawn` -> {"torch.multiprocessing.spawn"}),
@@ -266,18 +283,40 @@ class Edits:
     def __bool__(self) -> bool:
         return bool(self.before or self.after or self.replaced or self.removed or self.at_end)
 
-    def apply(self, module: cst.Module) -> str:
+    def apply(self, found: Read) -> str:
+        """The text of `found`'s module with the edits made. Only the nodes on the way to an
+        edit are rebuilt: the tree made shares the rest with `found`'s, and the next step that
+        reads this text reads that tree."""
         if not self:
-            return module.code
-        return module.visit(_Apply(self)).code
+            return found.module.code
+        edited = on_the_way(found, [*self.before, *self.after, *self.replaced, *self.removed, *self.at_end])
+        return Read.made(found.module.visit(_Apply(self, edited)))
+
+
+def on_the_way(found: Read, targets) -> set[cst.CSTNode]:
+    """`targets` and every node above them: what a transformer that edits them descends into
+    (it leaves every other node as it is, the same object)."""
+    nodes = set(targets)
+    for node in targets:
+        node = found.parent(node)
+        while node is not None and node not in nodes:
+            nodes.add(node)
+            node = found.parent(node)
+    return nodes
 
 
 class _Apply(cst.CSTTransformer):
-    def __init__(self, edits: Edits):
+    def __init__(self, edits: Edits, on_the_way: set[cst.CSTNode]):
         super().__init__()
         self.edits = edits
+        self.on_the_way = on_the_way
+
+    def on_visit(self, node) -> bool:
+        return node in self.on_the_way
 
     def on_leave(self, original, updated):
+        if original not in self.on_the_way:
+            return updated
         if original in self.edits.replaced:
             updated = self.edits.replaced[original]
         if isinstance(original, BLOCKS):

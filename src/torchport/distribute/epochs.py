@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 
 import libcst as cst
-from libcst.metadata import ClassScope, GlobalScope
 
 from torchport.distribute.loader_roles import VALIDATION, role_of_words, words
 from torchport.distribute.names import SAMPLER
@@ -108,18 +107,16 @@ def _sees(loop: cst.For, sampler, facts) -> bool:
         return False
     if sampler.expr.startswith("self."):
         return _same_instance(loop, sampler.statement, facts)
-    bound_in, loop_in = facts.scopes.get(sampler.statement), facts.scopes.get(loop)
-    if bound_in is None or loop_in is None:
-        return False
+    bound_in, loop_in = facts.scope(sampler.statement), facts.scope(loop)
     if bound_in is loop_in:
         return facts.line(sampler.statement) < facts.line(loop)
-    if isinstance(bound_in, GlobalScope):
+    if isinstance(bound_in, cst.Module):
         return True  # (its name is new to the file: no function binds it otherwise)
-    scope = loop_in.parent
-    while scope is not None and scope is not scope.parent:
+    scope = facts.enclosing_scope(loop_in)
+    while scope is not None:
         if scope is bound_in:
             return True
-        scope = scope.parent
+        scope = facts.enclosing_scope(scope)
     return False
 
 
@@ -148,11 +145,11 @@ def _same_instance(loop: cst.For, statement: cst.BaseStatement, facts) -> bool:
     """Both in methods of one class, where `self` is each method's first parameter."""
     def method_and_class(node):
         function = next((a for a in facts.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
-        if function is None or not isinstance(facts.scopes.get(function), ClassScope):
+        if function is None or not isinstance(facts.scope(function), cst.ClassDef):
             return None, None
         params = function.params.params
         first = params[0].name.value if params else ""
-        return first, facts.scopes[function]
+        return first, facts.scope(function)
 
     first, owner = method_and_class(statement)
     other_first, other_owner = method_and_class(loop)

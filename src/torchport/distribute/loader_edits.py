@@ -86,9 +86,13 @@ def with_import_torch(module: cst.Module) -> cst.Module:
 class Apply(cst.CSTTransformer):
     """The edits, at the nodes of the module they were planned on."""
 
-    def __init__(self, edits: Edits) -> None:
+    def __init__(self, edits: Edits, on_the_way: set[cst.CSTNode]) -> None:
         super().__init__()
         self.edits = edits
+        self.on_the_way = on_the_way  # (the edited nodes and those above them: no other is rebuilt)
+
+    def on_visit(self, node) -> bool:
+        return node in self.on_the_way
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         new = self.edits.calls.get(original)

@@ -9,7 +9,8 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+
+from torchport.distribute.edits import Read, walk
 
 from torchport.distribute.loader_roles import TRAIN, VALIDATION, role_of_dataset, role_of_shuffle, role_of_use, role_of_words
 
@@ -30,13 +31,10 @@ _POSITION = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_s
 
 @dataclass
 class Facts:
-    """What one walk of the file (with LibCST's scope and name analyses) gives the loader step."""
+    """What one walk of the file gives the loader step, read from the steps' shared `Read` (its
+    lines, parents and names) with the scopes the step compares (`scope`)."""
 
-    module: cst.Module
-    parents: dict
-    positions: dict
-    scopes: dict
-    qualified: dict
+    found: Read
     loaders: list[cst.Call]
     calls: list[cst.Call]
     loops: list[cst.For]
@@ -46,64 +44,95 @@ class Facts:
     chosen: dict = field(default_factory=dict)  # (scope, target, wanted) -> the new name given
 
     @classmethod
-    def read(cls, wrapper: MetadataWrapper) -> Facts:
-        reader = _Reader()
-        wrapper.visit(reader)
-        return cls(wrapper.module, reader.parents, reader.positions, reader.scopes, reader.qualified,
-                   [c for c in reader.calls if _is_dataloader(reader.qualified.get(c, ()))], reader.calls, reader.loops,
-                   reader.assigns, reader.taken, reader.iterable_datasets)
+    def read(cls, found: Read) -> Facts:
+        calls, loops, assigns, taken, iterable_datasets = [], [], [], set(), set()
+        for node in walk(found.module):
+            if isinstance(node, cst.Call):
+                calls.append(node)
+            elif isinstance(node, cst.ClassDef) and any(_is_iterable_dataset(base.value, found, iterable_datasets)
+                                                        for base in node.bases):
+                iterable_datasets.add(node.name.value)
+            elif isinstance(node, cst.For):
+                loops.append(node)
+            elif isinstance(node, cst.Assign):
+                assigns.append(node)
+            elif isinstance(node, cst.Name):
+                taken.add(node.value)
+        loaders = [c for c in calls if found.qualified(c.func) & DATALOADERS]
+        return cls(found, loaders, calls, loops, assigns, taken, iterable_datasets)
+
+    @property
+    def module(self) -> cst.Module:
+        return self.found.module
+
+    @property
+    def parents(self) -> dict:
+        return self.found.layout.parents
 
     def line(self, node: cst.CSTNode) -> int:
-        return self.positions[node].start.line
+        return self.found.line(node)
 
     def lines(self, node: cst.CSTNode) -> tuple[int, int]:
-        where = self.positions[node]
-        return where.start.line, where.end.line
+        return self.found.line(node), self.found.end_line(node)
 
     def qualified_names(self, call: cst.Call) -> set[str]:
-        return self.qualified.get(call, set())
+        return self.found.qualified(call.func)
 
     def ancestors(self, node: cst.CSTNode):
-        while node in self.parents:
-            node = self.parents[node]
+        parents = self.parents
+        while node in parents:
+            node = parents[node]
             yield node
 
+    def scope(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The node that makes the scope `node`'s names live in, as Python scopes them: the
+        module, a class body, a function or lambda (parameters and body), a comprehension (but
+        its first iterable, which the scope around it evaluates)."""
+        child, grandchild = node, None
+        for above in self.ancestors(node):
+            if isinstance(above, cst.Module):
+                return above
+            if isinstance(above, (cst.FunctionDef, cst.Lambda)) and (child is above.params or child is above.body):
+                return above
+            if isinstance(above, cst.ClassDef) and child is above.body:
+                return above
+            if isinstance(above, COMPREHENSIONS) and not (child is above.for_in and grandchild is above.for_in.iter):
+                return above
+            child, grandchild = above, child
+        return child
 
-class _Reader(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (ParentNodeProvider, PositionProvider, ScopeProvider, QualifiedNameProvider)
+    def enclosing_scope(self, scope: cst.CSTNode) -> cst.CSTNode | None:
+        """The scope `scope` is made in (None for the module)."""
+        return None if isinstance(scope, cst.Module) else self.scope(scope)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.parents, self.positions, self.scopes, self.qualified = {}, {}, {}, {}
-        self.calls, self.loops, self.assigns, self.taken, self.iterable_datasets = [], [], [], set(), set()
+    def bindings(self, name: str, scope: cst.CSTNode) -> list[cst.Name]:
+        """The `name = ...` targets (plain assignments) of `name` in `scope`, in the file's order;
+        those of a function that declares the name `global` belong to the module."""
+        found = []
+        for node in walk(self.module):
+            if isinstance(node, cst.Name) and node.value == name and isinstance(self.parents.get(node), cst.AssignTarget):
+                where = self.scope(node)
+                if isinstance(where, cst.FunctionDef) and _declares(where, name, cst.Global):
+                    where = self.module
+                elif isinstance(where, cst.FunctionDef) and _declares(where, name, cst.Nonlocal):
+                    continue
+                if where is scope:
+                    found.append(node)
+        return found
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        parent = self.get_metadata(ParentNodeProvider, node, None)
-        if parent is not None:
-            self.parents[node] = parent
-        self.positions[node] = self.get_metadata(PositionProvider, node)
-        scope = self.get_metadata(ScopeProvider, node, None)
-        if scope is not None:
-            self.scopes[node] = scope
-        if isinstance(node, cst.Call):
-            self.calls.append(node)
-            self.qualified[node] = {q.name for q in self.get_metadata(QualifiedNameProvider, node.func, set())}
-        elif isinstance(node, cst.ClassDef) and any(self._is_iterable_dataset(base.value) for base in node.bases):
-            self.iterable_datasets.add(node.name.value)
-        elif isinstance(node, cst.For):
-            self.loops.append(node)
-        elif isinstance(node, cst.Assign):
-            self.assigns.append(node)
-        elif isinstance(node, cst.Name):
-            self.taken.add(node.value)
+
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _declares(function: cst.FunctionDef, name: str, kind) -> bool:
+    return any(isinstance(n, kind) and any(item.name.value == name for item in n.names)
+               for n in walk(function.body, into_scopes=False))
+
+
+def _is_iterable_dataset(base: cst.BaseExpression, found: Read, known: set[str]) -> bool:
+    if isinstance(base, cst.Name) and base.value in known:
         return True
-
-
-    def _is_iterable_dataset(self, base: cst.BaseExpression) -> bool:
-        if isinstance(base, cst.Name) and base.value in self.iterable_datasets:
-            return True
-        names = {q.name for q in self.get_metadata(QualifiedNameProvider, base, set())}
-        return bool(names & ITERABLE_DATASETS)
+    return bool(found.qualified(base) & ITERABLE_DATASETS)
 
 
 def _is_dataloader(qualified: set[str]) -> bool:
@@ -255,15 +284,8 @@ def _role(site: Site, facts: Facts) -> tuple[str, str]:
 
 def value_bound(name: str, site: Site, facts: Facts) -> cst.BaseExpression | None:
     """The value last bound to `name` by a plain assignment before the loader, in its scope."""
-    scope = facts.scopes.get(site.call)
-    if scope is None or name not in scope.assignments:
-        return None
-    before = [a.node for a in scope.assignments[name] if isinstance(a.node, cst.Name)]
-    for node in reversed(before):
-        assign = facts.parents.get(node)
-        if isinstance(assign, cst.AssignTarget):
-            return facts.parents[assign].value
-    return None
+    bound = facts.bindings(name, facts.scope(site.call))
+    return facts.parents[facts.parents[bound[-1]]].value if bound else None
 
 
 def _split_roles(site: Site) -> None:

@@ -22,11 +22,11 @@ import re
 from dataclasses import dataclass, replace
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from torchport.distribute import batch_reads, epochs, learning_rate
 from torchport.distribute.changes import Change
 from torchport.distribute.loader_edits import Apply, Edits, add_keyword, binds_torch, replace_arg, with_import_torch, with_value
+from torchport.distribute.edits import Read, on_the_way
 from torchport.distribute.loader_roles import TRAIN, VALIDATION
 from torchport.distribute.loader_sites import (
     Facts, Site, argument, code_of, decide_roles, dict_has_key, double_star, expr, is_false, is_iterable_dataset, is_none, site_of,
@@ -44,10 +44,8 @@ def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
         return source, [_no_loader()]  # (the scope analysis below costs more than the parse)
     if getattr(plan, "unwrapped", ""):  # (a step run alone, in tests, has no plan)
         return source, [_left_whole(plan.unwrapped)]
-    try:
-        facts = Facts.read(MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True))
-    except Exception:  # (LibCST's scope analysis fails on some odd code: such a file is left as it is)
-        return source, []
+    found = Read.of(source)
+    facts = Facts.read(found)
     edits = Edits()
     sites = [site_of(call, facts) for call in facts.loaders]
     decide_roles(sites, facts)
@@ -60,10 +58,10 @@ def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
         learning_rate.scale(facts, edits)
     if not edits.changes_code:
         return source, edits.changes
-    module = facts.module.visit(Apply(edits))
+    module = facts.module.visit(Apply(edits, on_the_way(found, [*edits.calls, *edits.before, *edits.first_in])))
     if edits.needs_torch and not binds_torch(module):
         module = with_import_torch(module)
-    return module.code, sorted(edits.changes, key=lambda c: (c.start_line, c.code))
+    return Read.made(module), sorted(edits.changes, key=lambda c: (c.start_line, c.code))
 
 
 def _batch_mode(sites: list[Site], facts: Facts, options, edits: Edits):
@@ -305,7 +303,7 @@ def _fresh(wanted: str, site: Site, facts: Facts, for_target: bool = True) -> st
     """`wanted`, or `wanted_2`, ... where the file already spells it; `self.` + it where the loader
     is bound to an attribute (so that the class's other methods see it). Loaders bound to one
     name in one scope (`if small: train_loader = ... else: train_loader = ...`) share one."""
-    key = (id(facts.scopes.get(site.statement)), code_of(site.target) if site.target is not None else id(site), wanted)
+    key = (id(facts.scope(site.statement)), code_of(site.target) if site.target is not None else id(site), wanted)
     name = facts.chosen.get(key)
     if name is None:
         name, number = wanted, 2

@@ -98,7 +98,7 @@ def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
     changes += _other_models(found, edits, name, after, keyword, why)
     changes += _isinstance_tests(found, edits)
     changes += _functional(found, edits, name)
-    return edits.apply(found.module), changes
+    return edits.apply(found), changes
 
 
 def _other_models(found: Read, edits: Edits, first: str, first_after, keyword: str, why: str) -> list[Change]:

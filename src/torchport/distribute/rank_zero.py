@@ -42,7 +42,7 @@ def rank_zero(source: str, plan, options) -> tuple[str, list[Change]]:
             changes += _quiet_tqdm(found, edits, node)
     if saves:
         changes += _barriers(found, edits, savers, private)
-    return edits.apply(found.module), changes
+    return edits.apply(found), changes
 
 
 # A module that another file's process group runs reads its rank from the launcher itself.
@@ -71,7 +71,7 @@ def in_trainer_module(source: str, options) -> tuple[str, list[Change]]:
     line = found.end_line(anchor) if anchor is not None else 1
     rows = [Change(line, line, "TP205", Operation.INSERT, f"{names.RANK} read from the launcher's environment: this "
                    "module's saving and printing go to rank 0 (the entry script makes the process group)", "")]
-    return edits.apply(found.module), changes + rows
+    return edits.apply(found), changes + rows
 
 
 def _binds_at_top(found: Read, name: cst.Name) -> bool:

@@ -73,7 +73,7 @@ def insert_setup(source: str, plan, options) -> tuple[str, list[Change]]:
                           f"group, {where}; run without a launcher it is a group of one", INIT))
     changes += _destroy_at_end(found, edits, guard)
     changes += _device_zero(found, edits)
-    return edits.apply(module), changes
+    return edits.apply(found), changes
 
 
 def _first_reader_before(module: cst.Module, guard: cst.If | None) -> cst.BaseStatement | None:

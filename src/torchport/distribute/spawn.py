@@ -40,7 +40,7 @@ def launch_in_place(source: str, plan, options) -> tuple[str, list[Change]]:
         elif isinstance(node, cst.Call) and found.is_api(node.func, MAKES_GROUP):
             changes += _launchers_init_method(found, edits, node)
     changes += _import_os(found, edits)
-    return edits.apply(found.module), changes
+    return edits.apply(found), changes
 
 
 def _spawn(found: Read, edits: Edits, call: cst.Call) -> Change:

@@ -104,7 +104,7 @@ def insert(text: str, mode: str) -> Inserted:
     changes += _checkpoints(found, edits, {m.optimizer for m in made})
     changes += _resumes(found, edits, {m.optimizer for m in made} | {s.optimizer for s in steps})
     _import_amp(found, edits)
-    return Inserted(edits.apply(found.module), sorted(changes), len(steps))
+    return Inserted(edits.apply(found), sorted(changes), len(steps))
 
 
 def _optimizer_names(found: Read) -> set[str]:
