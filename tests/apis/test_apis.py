@@ -2,6 +2,7 @@
 
 import pytest
 
+from _built_in_targets import BUILT_IN, added
 from torchport import targets
 from torchport.apis import cuda_module, graphs
 from torchport.apis.devices import Presence, device_presence
@@ -32,8 +33,16 @@ def test_at_run_time_the_device_agnostic_target_has_a_device_where_its_device_ty
     assert presence.here(on_host) is there
 
 
+def _nothing_records(name: str) -> bool:
+    """A device type known before the script runs, and neither a profiler activity nor a profiler of its own."""
+    target = targets.get(name)
+    return target.device_type is not None and target.profiler_activity is None and target.profiler_module is None
+
+
 def test_the_cuda_profiler_activity_goes_where_nothing_records_the_device():
-    assert [name for name, target in targets.all_targets().items() if drops_cuda_activity(target)] == ["mps", "cpu"]
+    dropping = [name for name, target in targets.all_targets().items() if drops_cuda_activity(target)]
+    assert [name for name in dropping if name in BUILT_IN] == ["mps", "cpu"]
+    assert [name for name in dropping if name not in BUILT_IN] == [name for name in added() if _nothing_records(name)]
 
 
 @pytest.mark.parametrize(("name", "device_type", "twin"), [

@@ -7,11 +7,13 @@ import io
 import pytest
 import torch
 
+from _built_in_targets import BUILT_IN, added
 from torchport import targets
 from torchport.migrate import migrate_source
 from torchport.migrate.rules.legacy_types import LegacyTypeUseRule
 from torchport.apis.legacy_types import LEGACY_DTYPES, legacy_tensor_types
 from torchport.targets.surface import TORCH_SURFACE, names
+from torchport.targets.verdict import Kind
 
 SCRIPT = b'''import torch
 
@@ -46,8 +48,17 @@ def test_the_dtypes_are_torchs_own():
     assert all(str(getattr(torch, name).dtype) == dtype for name, dtype in LEGACY_DTYPES.items())
 
 
+def _without_typed_classes(name: str) -> bool:
+    """A device of its own, known before the script runs, and no class for torch.cuda.FloatTensor."""
+    target = targets.get(name)
+    return (target.has_device and target.device_type is not None
+            and target.verdict("torch.cuda.FloatTensor").kind is Kind.UNSUPPORTED)
+
+
 def test_the_rule_is_for_the_targets_without_typed_classes():
-    assert {n for n in targets.names() if LegacyTypeUseRule.applies_to(targets.get(n))} == {"xpu", "mps"}
+    having = {n for n in targets.names() if LegacyTypeUseRule.applies_to(targets.get(n))}
+    assert having & set(BUILT_IN) == {"xpu", "mps"}
+    assert having - set(BUILT_IN) == {n for n in added() if _without_typed_classes(n)}
 
 
 @pytest.mark.parametrize("target", ["xpu", "mps"])

@@ -3,6 +3,7 @@ gets the import, before the first use that needs it."""
 
 import pytest
 
+from _built_in_targets import BUILT_IN, added
 from torchport import targets
 from torchport.migrate import migrate_source
 from torchport.migrate.rules.setup_import import SetupImportRule
@@ -44,7 +45,9 @@ def test_a_cuda_file_that_also_uses_torch_npu_gets_one_import():
 
 
 def test_only_targets_with_a_setup_import_have_the_rule():
-    assert [n for n in targets.names() if SetupImportRule.applies_to(targets.get(n))] == ["npu"]
+    having = [n for n in targets.names() if SetupImportRule.applies_to(targets.get(n))]
+    assert [n for n in having if n in BUILT_IN] == ["npu"]
+    assert [n for n in having if n not in BUILT_IN] == [n for n in added() if targets.get(n).setup_import is not None]
 
 
 IMPORTED_ALREADY = [

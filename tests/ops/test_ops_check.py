@@ -6,6 +6,8 @@ import csv
 
 import pytest
 
+from _built_in_targets import BUILT_IN
+from torchport import targets
 from torchport.ops import kernels, opset
 from torchport.ops.check import Verdict, check
 from torchport.ops.opset import OpSet
@@ -88,13 +90,24 @@ def test_torch_npu_operators_exist_only_on_the_npu():
     assert _verdicts(ops, "mps")["npu::npu_format_cast"][0] is Verdict.MISSING
 
 
-def test_accelerator_code_needs_a_kernel_on_every_backend_and_says_which_lack_it():
+def test_accelerator_code_needs_a_kernel_on_every_backend_and_says_which_lack_it(monkeypatch):
+    built_in = {name: target for name, target in targets.all_targets().items() if name in BUILT_IN}
+    monkeypatch.setattr(targets, "all_targets", lambda: built_in)  # (the backends torchport ships)
     ops = _ops(("aten::_ctc_loss", {"overload": "default"}), ("aten::addmm", {"overload": "default"}))
     verdicts = _verdicts(ops, "accelerator")
     verdict, why = verdicts["aten::_ctc_loss"]
     assert verdict is Verdict.MISSING and why.startswith("XPU: ") and "MPS: no MPS kernel" in why
     assert "NPU" not in why  # torch_npu has it
     assert verdicts["aten::addmm"][0] is Verdict.OK
+
+
+def test_on_accelerator_an_op_gets_the_worst_verdict_of_every_target_with_a_device_type():
+    """(whatever targets are discovered: an added one's kernels count as the built-in ones' do)"""
+    ops = _ops(("aten::_ctc_loss", {"overload": "default"}), ("aten::addmm", {"overload": "default"}),
+               ("npu::npu_format_cast", {}))
+    each = [_verdicts(ops, name) for name in targets.names() if targets.get(name).device_type]
+    for op, (verdict, _) in _verdicts(ops, "accelerator").items():
+        assert verdict is min((verdicts[op][0] for verdicts in each), key=lambda v: v.severity), op
 
 
 def test_the_command_prints_a_table_and_writes_every_verdict_to_csv(cli, tmp_path):

@@ -9,6 +9,7 @@ import collections
 import pytest
 import torch
 
+from _built_in_targets import BUILT_IN
 from torchport import targets
 from torchport.targets.fallbacks import (ONE_DEVICE_APPLY, ONE_DEVICE_APPLY_FUNCTION, ONE_DEVICE_DATA_PARALLEL,
                                          ONE_DEVICE_DATA_PARALLEL_CLASS)
@@ -65,6 +66,6 @@ def test_data_parallel_the_function_applies_the_module_once(defined):
 def test_the_targets_that_keep_torchs_data_parallel():
     """torch's only wraps the module where it finds neither CUDA nor a device it would scatter over,
     and on CUDA itself it scatters over the GPUs."""
-    kept = {name for name in targets.names() if targets.get(name).data_parallel is None}
+    kept = {name for name in BUILT_IN if targets.get(name).data_parallel is None}
     assert kept == {"cuda", "cpu", "mps"}
     assert targets.get("npu").data_parallel == ONE_DEVICE_DATA_PARALLEL

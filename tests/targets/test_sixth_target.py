@@ -23,7 +23,10 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
+from _built_in_targets import BUILT_IN
+from torchport import targets
 from torchport.targets import installed
+from torchport.targets.base import Target
 
 FOO_TARGET = '''\
 """The foo accelerator, for torchport: the target and (standing in for a vendor's extension) the device."""
@@ -134,7 +137,9 @@ def test_torchport_targets_lists_it_and_a_broken_one_is_one_line_that_breaks_not
     done = _torchport(sites, "targets", cwd=tmp_path, broken=True)
     assert done.returncode == 0, done.stderr
     names = [line.split()[0] for line in done.stdout.splitlines() if not line.startswith(" ")]
-    assert names == ["cuda", "npu", "xpu", "mps", "cpu", "accelerator", "foo"]
+    ranks = {**{name: targets.get(name).rank for name in targets.names()}, "foo": Target.rank}  # (foo's: the default)
+    assert names == sorted(ranks, key=lambda name: (ranks[name], name))
+    assert [name for name in names if name in BUILT_IN] == list(BUILT_IN)
     summary = "the foo accelerator (torch.foo): fooccl, FOO_VISIBLE_DEVICES (from foo-target 0.1)"
     assert f"foo          {summary}" in done.stdout.splitlines()
     assert done.stderr == ("torchport: target entry point bar = bar_target (bar-target 0.1) is left out: "

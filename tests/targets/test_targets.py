@@ -6,6 +6,7 @@ import types
 
 import pytest
 
+from _built_in_targets import BUILT_IN
 from torchport import targets
 from torchport.targets.expressions import evaluate
 from torchport.targets import fallbacks
@@ -17,7 +18,8 @@ APIS = cuda_apis()
 
 
 def test_the_six_targets_are_discovered_from_their_modules():
-    assert targets.names() == ["cuda", "npu", "xpu", "mps", "cpu", "accelerator"]
+    assert [name for name in targets.names() if name in BUILT_IN] == ["cuda", "npu", "xpu", "mps", "cpu", "accelerator"]
+    assert all(targets.origin(name) is None for name in BUILT_IN)  # (none comes from another package)
 
 
 def test_unknown_target_is_a_clear_error():
@@ -120,8 +122,11 @@ def test_describe_is_the_log_and_report_format():
 
 
 def test_the_registry_is_the_targets_own_data():
-    assert targets.names() == ["cuda", "npu", "xpu", "mps", "cpu", "accelerator"]
-    assert targets.auto_order() == ["cuda", "npu", "xpu", "mps"]
+    assert [name for name in targets.auto_order() if name in BUILT_IN] == ["cuda", "npu", "xpu", "mps"]
+    # any target, built in or added: listed by its rank, tried by `auto` where it says so
+    found = [targets.get(name) for name in targets.names()]
+    assert [(t.rank, t.name) for t in found] == sorted((t.rank, t.name) for t in found)
+    assert targets.auto_order() == [t.name for t in found if t.auto]
 
 
 def test_a_target_without_surface_data_is_refused_when_it_is_built():

@@ -26,12 +26,11 @@ from functools import lru_cache
 
 import pytest
 
+from _built_in_targets import BUILT_IN  # (each named by every case, or by its default)
 from torchport import targets
 from torchport.migrate import migrate_source
 
 UNCHANGED = "<the source, unchanged>"
-# The targets torchport ships, each named by every case (or by its default).
-BUILT_IN = ("cuda", "npu", "xpu", "mps", "cpu", "accelerator")
 
 
 class Unnamed:
