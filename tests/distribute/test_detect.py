@@ -74,6 +74,16 @@ def test_a_main_block_that_trains_nothing_is_not_an_entry_and_says_so():
     assert not found.entry and [line for line, _ in notes(found)] == [3]
 
 
+@pytest.mark.parametrize("header", ["", "# Copyright (c) Someone.\n# Licensed under the MIT license.\n\n"],
+                         ids=["no header", "a license header above the first statement"])
+def test_the_row_of_a_main_block_that_trains_nothing_is_at_its_if(header):
+    """(it was short by the header's lines: LibCST keeps a module's first comments apart from its statements)"""
+    source = header + '"""Sample images."""\nimport torch\n\n# the entry point\nif __name__ == "__main__":\n    print(torch.zeros(1))\n'
+    found = plan(source)
+    line = source.splitlines().index('if __name__ == "__main__":') + 1
+    assert [row for row, _ in notes(found)] == [line]
+
+
 def test_a_module_of_definitions_gets_no_row():
     found = plan("import torch\nclass Net(torch.nn.Module):\n    pass\n")
     assert not found.entry and found.notes == []

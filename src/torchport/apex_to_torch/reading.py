@@ -30,7 +30,7 @@ class Source(Read):
 
     def __init__(self, text: str, module: cst.Module | None = None, layout: Layout | None = None):  # noqa: super().__init__ is what this class saves
         self.text = text
-        self.module = module if module is not None else cst.parse_module(text)
+        self._module = module if module is not None else cst.parse_module(text)
         self._layout = layout if layout is not None else Layout(self.module)
         self._bound = _apex_bindings(self.walk(self.module))
 

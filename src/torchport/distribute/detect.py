@@ -9,6 +9,7 @@ it starts a process group itself, wraps a model in DDP, or reads the launcher's 
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ from torchport.apis.distributed import DDP_CLASSES, MAKES_GROUP, SPAWNS
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Read, calls, dotted, walk
 from torchport.findings import Operation
+from torchport.pyast import parse_quietly
 
 # Libraries that start and wrap the processes themselves: a script built on one is theirs to distribute.
 OWN_LAUNCHERS = {
@@ -67,7 +69,8 @@ class Plan:
 def read(found: Read, options) -> Plan:
     """What the steps need to know of `found`'s module (`options.entry` overrides the entry guess)."""
     if options.entry is None and not _MAY_TRAIN.search(found.text):
-        return _trains_nothing(found.module)  # (no metadata to resolve: most of a tree's files)
+        return _trains_nothing(found)  # (no LibCST tree to build: most of a tree's files)
+    found.layout  # (lines, parents and children at once: the walks below would each ask LibCST for children)
     guard = main_guard(found.module)
     plan = Plan(main_guard=guard is not None)
     spawn_calls = [c for c in calls(found.module) if found.is_api(c.func, SPAWNS)]
@@ -91,24 +94,39 @@ def read(found: Read, options) -> Plan:
     return plan
 
 
-def _trains_nothing(module: cst.Module) -> Plan:
-    """The plan of a file with no word of training in it (no optimizer, step, backward or spawn)."""
-    guard = main_guard(module)
+def _trains_nothing(found: Read) -> Plan:
+    """The plan of a file with no word of training in it (no optimizer, step, backward or spawn),
+    read with `ast` (LibCST's tree where `ast` cannot read it: newer syntax than this Python's)."""
+    tree = parse_quietly(found.text)
+    if tree is None:
+        guard = main_guard(found.module)
+        line = found.line(guard) if guard is not None and _imports_torch(found.module) else 0
+    else:
+        guard = next((s for s in tree.body if isinstance(s, ast.If) and _is_main_test_ast(s.test)), None)
+        line = guard.lineno if guard is not None and _ast_imports_torch(tree) else 0
     plan = Plan(main_guard=guard is not None)
-    if guard is not None and _imports_torch(module):
-        line = _line_of(module, guard)
+    if line:
         plan.notes.append(Change(line, line, "TP200", Operation.NOTE, TRAINS_NOTHING))
     return plan
 
 
-def _line_of(module: cst.Module, statement: cst.BaseStatement) -> int:
-    """The line a top-level statement starts at (its leading blank and comment lines skipped)."""
-    line = 1
-    for top in module.body:
-        if top is statement:
-            return line + len(top.leading_lines)
-        line += module.code_for_node(top).count("\n")
-    return line
+def _is_main_test_ast(test: ast.expr) -> bool:
+    """`__name__ == "__main__"` (either way round), as _is_main_test reads LibCST's tree."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return {getattr(side, "id", None) if isinstance(side, ast.Name) else side.value if isinstance(side, ast.Constant)
+            and isinstance(side.value, str) else None for side in sides} == {"__name__", "__main__"}
+
+
+def _ast_imports_torch(tree: ast.Module) -> bool:
+    """Whether the file imports torch anywhere, as _imports_torch reads LibCST's tree."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "torch" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.split(".")[0] == "torch":
+            return True
+    return False
 
 
 def main_guard(module: cst.Module) -> cst.If | None:

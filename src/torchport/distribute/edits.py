@@ -40,13 +40,18 @@ class Read:
 
     def __init__(self, text: str, module: cst.Module | None = None, layout: Layout | None = None):
         self.text = text
-        self.module = module if module is not None else cst.parse_module(text)
-        self._wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)  # (parsed or built here: no one else holds it)
-        self._imports = ImportTable.of(text)
+        self._module = module  # (parsed when first asked: a file with no word of training never is)
         self._layout = layout  # (printed when a line or a parent is first asked)
         if layout is not None:
             _CHILDREN.update(layout.children)
+        self._imports: ImportTable | None | bool = False  # (read from the imports when a name is first asked)
         self._scope_names = None  # (a scope analysis, only where the imports leave a name ambiguous)
+
+    @property
+    def module(self) -> cst.Module:
+        if self._module is None:
+            self._module = cst.parse_module(self.text)
+        return self._module
 
     @classmethod
     def made(cls, module: cst.Module) -> str:
@@ -79,14 +84,16 @@ class Read:
         name = dotted(node)
         if name is None:
             return set()
+        if self._imports is False:
+            self._imports = ImportTable.of(self.text)
         if self._imports is None or name.partition(".")[0] in self._imports.ambiguous:
             return self._scope_qualified(node)
         found = self._imports.qualified_name(name)
         return {found} if found else set()
 
     def _scope_qualified(self, node: cst.CSTNode) -> set[str]:
-        if self._scope_names is None:
-            self._scope_names = self._wrapper.resolve(QualifiedNameProvider)
+        if self._scope_names is None:  # (the tree was parsed or built here: no one else holds it)
+            self._scope_names = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
         value = self._scope_names.get(node, ())
         return {q.name for q in (value() if callable(value) else value) if q.source is QualifiedNameSource.IMPORT}
 
@@ -288,7 +295,7 @@ class Edits:
         edit are rebuilt: the tree made shares the rest with `found`'s, and the next step that
         reads this text reads that tree."""
         if not self:
-            return found.module.code
+            return found.text
         edited = on_the_way(found, [*self.before, *self.after, *self.replaced, *self.removed, *self.at_end])
         return Read.made(found.module.visit(_Apply(self, edited)))
 
