@@ -21,18 +21,15 @@ _NEWLINE = re.compile(r"\r\n?|\n")
 
 
 class LayoutState(CodegenState):
-    """A printing state that records (first line, last line) of the nodes it prints (of `wanted`
-    only, when given; then no parents or children are recorded)."""
+    """A printing state that records (first line, last line) of the `wanted` nodes it prints,
+    counting newlines only when one of them starts or ends."""
 
-    def __init__(self, module: cst.Module, wanted: set[cst.CSTNode] | None = None) -> None:
+    def __init__(self, module: cst.Module, wanted: set[cst.CSTNode]) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.wanted = wanted
         self.lines: dict[cst.CSTNode, tuple[int, int]] = {}
-        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.children: dict[cst.CSTNode, list[cst.CSTNode]] = {}
-        self.shared = False  # a node printed twice (a tree that holds one node in two places)
         self._syntactic: set[cst.CSTNode] = set()
-        self._stack: list[tuple[cst.CSTNode, int]] = []
+        self._starts: list[int] = []
         self._line = 1
         self._counted = 0  # tokens already counted into _line
 
@@ -44,55 +41,108 @@ class LayoutState(CodegenState):
         return self._line
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        if self.wanted is None:
-            stack = self._stack
-            if stack:
-                parent = stack[-1][0]
-                if node in self.parents:
-                    self.shared = True
-                self.parents[node] = parent
-                self.children[parent].append(node)
-            self.children[node] = []
-            stack.append((node, self._current_line()))
-        elif node in self.wanted:
-            self._stack.append((node, self._current_line()))
+        if node in self.wanted:
+            self._starts.append(self._current_line())
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        if self.wanted is None or node in self.wanted:
-            start = self._stack.pop()[1]
+        if node in self.wanted:
+            start = self._starts.pop()
             if node not in self._syntactic:  # a syntactic position, once recorded, is kept
                 self.lines[node] = (start, self._current_line())
 
     @contextmanager
     def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
                                   end_node: cst.CSTNode | None = None) -> Iterator[None]:
-        if self.wanted is not None:
-            if node not in self.wanted:
-                yield
-                return
-            self.wanted.update(inner for inner in (start_node, end_node) if inner is not None)  # (hoisted from these)
+        if node not in self.wanted:
+            yield
+            return
+        self.wanted.update(inner for inner in (start_node, end_node) if inner is not None)  # (hoisted from these)
         start = self._current_line()
         yield
-        end = self._current_line()
-        if start_node is not None:
-            start = self.lines[start_node][0]
-        if end_node is not None:
-            end = self.lines[end_node][1]
-        self.lines[node] = (start, end)
-        self._syntactic.add(node)
+        _record(self, node, start, self._current_line(), start_node, end_node)
+
+
+def _record(state, node: cst.CSTNode, start: int, end: int, start_node: cst.CSTNode | None,
+            end_node: cst.CSTNode | None) -> None:
+    """A syntactic position: its start and end hoisted from `start_node` and `end_node` where given."""
+    if start_node is not None:
+        start = state.lines[start_node][0]
+    if end_node is not None:
+        end = state.lines[end_node][1]
+    state.lines[node] = (start, end)
+    state._syntactic.add(node)
+
+
+class _EveryNode(CodegenState):
+    """The state for every node: its lines, parent and children, and the order nodes are printed
+    in. It counts newlines as tokens are added (every node asks the line), and records syntactic
+    positions without a generator (LibCST asks for one at most nodes)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.lines: dict[cst.CSTNode, tuple[int, int]] = {}
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.children: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+        self.order: list[cst.CSTNode] = []  # every node, in the order printed (a walk's order)
+        self._syntactic: set[cst.CSTNode] = set()
+        self._open: list[tuple[cst.CSTNode, list[cst.CSTNode], int]] = []  # (node, its children so far, first line)
+        self._line = 1
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        if "\n" in value or "\r" in value:
+            self._line += len(_NEWLINE.findall(value))
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        kids: list[cst.CSTNode] = []
+        self.children[node] = kids
+        self.order.append(node)
+        if self._open:
+            parent = self._open[-1]
+            self.parents[node] = parent[0]
+            parent[1].append(node)
+        self._open.append((node, kids, self._line))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self._open.pop()[2]
+        if node not in self._syntactic:  # a syntactic position, once recorded, is kept
+            self.lines[node] = (start, self._line)
+
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
+                                  end_node: cst.CSTNode | None = None) -> "_Syntactic":
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """`with state.record_syntactic_position(node):` for _EveryNode."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _EveryNode, node, start_node, end_node) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = self.state._line
+
+    def __exit__(self, *raised) -> bool:
+        _record(self.state, self.node, self.start, self.state._line, self.start_node, self.end_node)
+        return False
 
 
 class Layout:
-    """Lines, parents and children of every node of `module`, and its code, from one printing."""
+    """Lines, parents and children of every node of `module`, the order they are printed in (a
+    walk's), and its code, from one printing."""
 
     def __init__(self, module: cst.Module) -> None:
-        state = LayoutState(module)
+        state = _EveryNode(module)
         module._codegen(state)
+        self.module = module
         self.code = "".join(state.tokens)
         self.lines = state.lines
         self.parents = state.parents
         self.children = state.children
-        self.shared = state.shared
+        self.order = state.order
+        self.shared = len(state.order) > len(state.children)  # (a tree that holds one node in two places)
 
 
 def printed_lines(module: cst.Module, node: cst.CSTNode, wanted: set[cst.CSTNode]) -> dict[cst.CSTNode, tuple[int, int]]:

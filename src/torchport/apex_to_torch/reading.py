@@ -37,8 +37,10 @@ class Source(Read):
     def walk(self, node: cst.CSTNode, into_scopes: bool = True):
         """distribute.edits.walk over this reading's tree, from its layout (LibCST's `children`
         visits a node each time it is asked)."""
-        children = self._layout.children
-        return walk(node, into_scopes, lambda current: children.get(current, ()))
+        layout = self._layout
+        if into_scopes and node is layout.module:
+            return iter(layout.order)
+        return walk(node, into_scopes, lambda current: layout.children.get(current, ()))
 
     def calls(self, node: cst.CSTNode, into_scopes: bool = True):
         return (n for n in self.walk(node, into_scopes) if isinstance(n, cst.Call))

@@ -7,7 +7,7 @@ tree they made (the nodes it shares with the one before, unchanged) and is spare
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, QualifiedNameSource
@@ -17,6 +17,9 @@ from torchport.layout import Layout
 
 BLOCKS = (cst.Module, cst.IndentedBlock)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# (LibCST's node classes are ABCs: `isinstance` goes through ABCMeta for each node of a walk. No
+# class derives from these, so the walks compare the type itself.)
+_SCOPE_TYPES = frozenset(SCOPES)
 
 
 class Read:
@@ -43,7 +46,7 @@ class Read:
         self._module = module  # (parsed when first asked: a file with no word of training never is)
         self._layout = layout  # (printed when a line or a parent is first asked)
         if layout is not None:
-            _CHILDREN.update(layout.children)
+            _index(layout)
         self._imports: ImportTable | None | bool = False  # (read from the imports when a name is first asked)
         self._scope_names = None  # (a scope analysis, only where the imports leave a name ambiguous)
 
@@ -64,8 +67,7 @@ class Read:
     @property
     def layout(self) -> Layout:
         if self._layout is None:
-            self._layout = Layout(self.module)
-            _CHILDREN.update(self._layout.children)
+            self._layout = _index(Layout(self.module))
         return self._layout
 
     def line(self, node: cst.CSTNode) -> int:
@@ -134,10 +136,18 @@ class Read:
         return node
 
 
-_CHILDREN: dict[cst.CSTNode, tuple] = {}  # (emptied when a new text is read: it holds the nodes)
+_CHILDREN: dict[cst.CSTNode, Sequence[cst.CSTNode]] = {}  # (emptied when a new text is read: it holds the nodes)
+_ORDER: list = []  # [the module last laid out, its nodes in a walk's order] (emptied with _CHILDREN)
 
 
-def children_of(node: cst.CSTNode) -> tuple:
+def _index(layout: Layout) -> Layout:
+    """`layout`'s children and order, for `walk` (the tree a step is reading)."""
+    _CHILDREN.update(layout.children)
+    _ORDER[:] = [layout.module, layout.order]
+    return layout
+
+
+def children_of(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     """`node.children`, built once per node: LibCST's property visits the node anew each time it
     is asked, and the steps walk the same tree many times (nodes never change: a tree that differs
     is made of other nodes)."""
@@ -149,22 +159,27 @@ def children_of(node: cst.CSTNode) -> tuple:
 
 def forget_children() -> None:
     _CHILDREN.clear()
+    _ORDER.clear()
 
 
 def walk(node: cst.CSTNode, into_scopes: bool = True, children=children_of) -> Iterator[cst.CSTNode]:
     """`node` and every node below it (not into nested functions, classes and lambdas when
-    `into_scopes` is false). `children`: a node's children (default: built once per node)."""
+    `into_scopes` is false). `children`: a node's children (default: built once per node). The
+    whole of the module laid out last is its layout's order, read as it is."""
+    if into_scopes and children is children_of and _ORDER and node is _ORDER[0]:
+        yield from _ORDER[1]
+        return
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        if not into_scopes and current is not node and isinstance(current, SCOPES):
+        if not into_scopes and current is not node and type(current) in _SCOPE_TYPES:
             continue
         stack.extend(reversed(children(current)))
 
 
 def calls(node: cst.CSTNode, into_scopes: bool = True) -> Iterator[cst.Call]:
-    return (n for n in walk(node, into_scopes) if isinstance(n, cst.Call))
+    return (n for n in walk(node, into_scopes) if type(n) is cst.Call)
 
 
 def dotted(node: cst.CSTNode) -> str | None:

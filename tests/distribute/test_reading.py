@@ -1,0 +1,93 @@
+"""What the steps share: a step reads the tree the step before it made (no parse, the untouched
+nodes the same objects, lines as a parse would give them), and the loader step's scopes are the
+ones LibCST's scope analysis gives."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from libcst.metadata import GlobalScope, MetadataWrapper, PositionProvider, ScopeProvider
+
+from torchport.distribute.edits import Edits, Read, statements
+from torchport.distribute.loader_sites import Facts, site_of, value_bound
+
+SCRIPT = "import torch\n\n\ndef train(model):\n    for x in data:\n        model(x).sum().backward()\n\n\ntrain(net)\n"
+
+
+def _lines_of_a_parse(text: str) -> list[tuple[int, int]]:
+    """The lines of each top-level statement, as LibCST gives them on a parse of `text`."""
+    module = cst.parse_module(text)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    return [(positions[s].start.line, positions[s].end.line) for s in module.body]
+
+
+def _lines(found: Read) -> list[tuple[int, int]]:
+    return [(found.line(s), found.end_line(s)) for s in found.module.body]
+
+
+def test_the_next_step_reads_the_tree_the_edits_made():
+    found = Read.of(SCRIPT)
+    function = found.module.body[1]
+    edits = Edits()
+    edits.insert_before(function, statements("RANK = 0\n"))
+    text = edits.apply(found)
+    after = Read.of(text)
+    assert after.module.code == text
+    assert after.module.body[2].body is function.body  # (untouched: the same object, not a parse of it)
+    assert _lines(after) == _lines_of_a_parse(text)
+
+
+def test_a_tree_that_holds_a_node_twice_is_parsed_again():
+    found = Read.of(SCRIPT)
+    call = found.module.body[-1]
+    edits = Edits()
+    edits.insert_after(call, [call])  # (the same statement object twice)
+    text = edits.apply(found)
+    after = Read.of(text)
+    assert after.module.body[-1] is not after.module.body[-2]
+    assert _lines(after) == _lines_of_a_parse(text)
+
+
+SCOPES = """import torch
+from torch.utils.data import DataLoader
+batch = 8
+loader = DataLoader(data, batch_size=batch)
+class Trainer:
+    size = 4
+    def fit(self):
+        self.loader = DataLoader(data, batch_size=self.size)
+        return [DataLoader(d) for d in make(DataLoader(data))]
+def main():
+    global batch
+    batch = 16
+    def inner():
+        return DataLoader(data, batch_size=batch)
+    f = lambda: DataLoader(data)
+    splits = {k: DataLoader(ds[k], batch_size=batch) for k in ["train", "val"]}
+"""
+
+
+def _libcst_scope_node(scope, module):
+    return module if isinstance(scope, GlobalScope) else scope.node
+
+
+def test_the_scopes_are_libcsts():
+    found = Read.of(SCOPES)
+    facts = Facts.read(found)
+    scopes = MetadataWrapper(found.module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    nodes = [*facts.calls, *facts.assigns, *facts.loops,
+             *(n for n in found.layout.lines if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Return)))]
+    assert len(facts.calls) == 8
+    for node in nodes:
+        assert facts.scope(node) is _libcst_scope_node(scopes[node], found.module), found.module.code_for_node(node)
+
+
+@pytest.mark.parametrize("loader, bound", [
+    ("DataLoader(data, batch_size=batch)", "16"),  # (the module's last: main's `global batch` makes its 16 the module's)
+    ("DataLoader(ds[k], batch_size=batch)", None),  # (in a comprehension: its own scope binds no batch)
+])
+def test_a_value_is_the_last_bound_in_the_scope_of_the_loader(loader, bound):
+    facts = Facts.read(Read.of(SCOPES))
+    call = next(c for c in facts.loaders if cst.Module([]).code_for_node(c) == loader)
+    value = value_bound("batch", site_of(call, facts), facts)
+    assert (value if value is None else cst.Module([]).code_for_node(value)) == bound
