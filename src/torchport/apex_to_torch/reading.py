@@ -21,8 +21,7 @@ APEX = "apex"
 
 @lru_cache(maxsize=8)
 def read(text: str) -> "Source":
-    made = Read._made  # (the tree the last step's edits made, when this is its text: no parse)
-    return Source(text, *made[1:]) if made is not None and made[0] == text else Source(text)
+    return Source(text, *Read.tree_made(text))  # (the tree the last step's edits made, when this is its text: no parse)
 
 
 class Source(Read):
@@ -37,10 +36,7 @@ class Source(Read):
     def walk(self, node: cst.CSTNode, into_scopes: bool = True):
         """distribute.edits.walk over this reading's tree, from its layout (LibCST's `children`
         visits a node each time it is asked)."""
-        layout = self._layout
-        if into_scopes and node is layout.module:
-            return iter(layout.order)
-        return walk(node, into_scopes, lambda current: layout.children.get(current, ()))
+        return walk(node, into_scopes, self._layout)
 
     def calls(self, node: cst.CSTNode, into_scopes: bool = True):
         return (n for n in self.walk(node, into_scopes) if isinstance(n, cst.Call))

@@ -36,10 +36,14 @@ class Read:
         last = cls._last  # (read once: another thread may set it meanwhile)
         if last is None or last[0] != text:
             forget_children()
-            made = cls._made
-            tree = made[1:] if made is not None and made[0] == text else None
-            last = cls._last = (text, cls(text, *(tree or ())))
+            last = cls._last = (text, cls(text, *cls.tree_made(text)))
         return last[1]
+
+    @classmethod
+    def tree_made(cls, text: str) -> tuple[cst.Module, Layout] | tuple[()]:
+        """(tree, layout) where `text` is the text the last step's edits made (see `made`), else ()."""
+        made = cls._made  # (read once: another thread may set it meanwhile)
+        return made[1:] if made is not None and made[0] == text else ()
 
     def __init__(self, text: str, module: cst.Module | None = None, layout: Layout | None = None):
         self.text = text
@@ -137,13 +141,13 @@ class Read:
 
 
 _CHILDREN: dict[cst.CSTNode, Sequence[cst.CSTNode]] = {}  # (emptied when a new text is read: it holds the nodes)
-_ORDER: list = []  # [the module last laid out, its nodes in a walk's order] (emptied with _CHILDREN)
+_READING: list[Layout] = []  # the layout of the tree a step is reading, once printed (emptied with _CHILDREN)
 
 
 def _index(layout: Layout) -> Layout:
     """`layout`'s children and order, for `walk` (the tree a step is reading)."""
     _CHILDREN.update(layout.children)
-    _ORDER[:] = [layout.module, layout.order]
+    _READING[:] = [layout]
     return layout
 
 
@@ -159,16 +163,18 @@ def children_of(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
 
 def forget_children() -> None:
     _CHILDREN.clear()
-    _ORDER.clear()
+    _READING.clear()
 
 
-def walk(node: cst.CSTNode, into_scopes: bool = True, children=children_of) -> Iterator[cst.CSTNode]:
+def walk(node: cst.CSTNode, into_scopes: bool = True, layout: Layout | None = None) -> Iterator[cst.CSTNode]:
     """`node` and every node below it (not into nested functions, classes and lambdas when
-    `into_scopes` is false). `children`: a node's children (default: built once per node). The
-    whole of the module laid out last is its layout's order, read as it is."""
-    if into_scopes and children is children_of and _ORDER and node is _ORDER[0]:
-        yield from _ORDER[1]
+    `into_scopes` is false), from `layout`'s children (default: those of the trees read, built
+    once per node). The whole of the layout's module is its order, read as it is."""
+    laid_out = layout if layout is not None else _READING[0] if _READING else None
+    if into_scopes and laid_out is not None and node is laid_out.module:
+        yield from laid_out.order
         return
+    children = children_of if layout is None else lambda current: layout.children.get(current, ())
     stack = [node]
     while stack:
         current = stack.pop()
