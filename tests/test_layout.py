@@ -51,3 +51,84 @@ def test_a_tree_that_holds_one_node_twice_says_so():
     twice = module.with_changes(body=[module.body[0], module.body[1], module.body[0]])
     assert not Layout(module).shared
     assert Layout(twice).shared
+
+
+# A tree made from another by edits is laid out from the other's layout: what the edits left alone
+# is not printed again. Each case: (source, edit of its module), the edit as a step would make it.
+def _insert_before_def(module):
+    new = cst.parse_statement("RANK = 0\n")
+    return module.with_changes(body=[*module.body[:1], new, *module.body[1:]])
+
+
+def _replace_inner_call(module):
+    class Swap(cst.CSTTransformer):
+        def leave_Call(self, original, updated):
+            return updated.with_changes(func=cst.Name("g")) if cst.ensure_type(original.func, cst.Name).value == "f" else updated
+    return module.visit(Swap())
+
+
+def _guard_statements(module):
+    run = list(module.body[1:3])
+    guarded = cst.If(test=cst.parse_expression("RANK == 0"), body=cst.IndentedBlock(run))
+    return module.with_changes(body=[module.body[0], guarded, *module.body[3:]])
+
+
+def _append_argument(module):
+    statement = module.body[0]
+    call = statement.body[0].value
+    args = [*call.args, cst.Arg(cst.Name("z"))]  # (the old last argument now prints a comma after it)
+    return module.with_changes(body=[statement.with_changes(body=[statement.body[0].with_changes(
+        value=call.with_changes(args=args))]), *module.body[1:]])
+
+
+def _remove_first(module):
+    return module.with_changes(body=module.body[1:])
+
+
+MADE = {
+    "a statement before a function": ("import torch\n\n\ndef train(model):\n    return model\n", _insert_before_def),
+    "a call deep in a function": ("import torch\ndef train(x):\n    for i in x:\n        y = f(i) + h(i)\n    return y\n",
+                                  _replace_inner_call),
+    "statements moved into a new block": ("import torch\nprint(1)\ntorch.save(m, 'm.pt')\nx = 2\n", _guard_statements),
+    "an argument after one that had no comma": ("f(x, y)\nz = 1\n", _append_argument),
+    "no newline at the end of the file": ("import torch\nx = 1\nprint(x)", _insert_before_def),
+    "carriage returns and tabs": ("import torch\r\ndef f(x):\r\n\tif x:\r\n\t\treturn f(x)\r\n\treturn 0\r\n",
+                                  _replace_inner_call),
+    "the first statement removed": ("# a header\nimport os\nimport torch\n", _remove_first),
+}
+
+
+def _same_as_a_full_layout(made: Layout) -> None:
+    full = Layout(made.module)
+    assert made.code == full.code == made.module.code
+    assert made.order == full.order and not made.shared
+    for node in full.order:
+        assert made.lines[node] == full.lines[node]
+        assert made.parents.get(node) is full.parents.get(node)
+        assert list(made.children[node]) == list(full.children[node])
+        assert made.span(node) == full.span(node)
+
+
+@pytest.mark.parametrize(("source", "edit"), MADE.values(), ids=MADE.keys())
+def test_a_made_tree_laid_out_from_its_base_is_as_a_full_layout(source, edit):
+    base = Layout(cst.parse_module(source))
+    made = Layout(edit(base.module), base)
+    _same_as_a_full_layout(made)
+    again = Layout(_replace_inner_call(made.module) if "f(" in source else _insert_before_def(made.module), made)
+    _same_as_a_full_layout(again)  # (a tree made from a made tree)
+
+
+def test_a_made_tree_reuses_what_the_edits_left_alone():
+    base = Layout(cst.parse_module("import torch\n\n\ndef train(model):\n    return model\n\n\nclass Net:\n    pass\n"))
+    made = Layout(_insert_before_def(base.module), base)
+    assert set(made._roots) == {base.module.body[0], base.module.body[1], base.module.body[2]}
+
+
+def test_a_made_tree_that_holds_one_node_twice_says_so():
+    base = Layout(cst.parse_module("import torch\ndef f(x):\n    return x\n"))
+    function = base.module.body[1]
+    twice = base.module.with_changes(body=[*base.module.body, function])
+    inner = base.module.with_changes(body=[*base.module.body, function.body.body[0]])  # (inside a reused one too)
+    assert Layout(twice, base).shared and Layout(twice).shared
+    assert Layout(inner, base).shared and Layout(inner).shared
+    assert not Layout(_insert_before_def(base.module), base).shared

@@ -48,6 +48,34 @@ def test_a_tree_that_holds_a_node_twice_is_parsed_again():
     assert _lines(after) == _lines_of_a_parse(text)
 
 
+IMPORTS = "import torch\nimport torch.multiprocessing as mp\n\n\ndef train(model):\n    mp.spawn(model)\n\n\ntrain(net)\n"
+
+
+def _spawn_call(found: Read) -> cst.Call:
+    return next(n for n in found.layout.order if isinstance(n, cst.Call) and found.is_api(n.func, {"torch.multiprocessing.spawn"}))
+
+
+@pytest.mark.parametrize(("edit", "kept"), [
+    (lambda m, e: e.insert_before(m.body[2], statements("RANK = 0\n")), True),
+    (lambda m, e: e.insert_after(m.body[2].body.body[0], statements("model = model.module\n")), True),
+    (lambda m, e: e.insert_before(m.body[2], statements("import os\n")), False),  # (an import)
+    (lambda m, e: e.insert_before(m.body[2].body.body[0], statements("mp = None\n")), False),  # (a name of the table bound)
+    (lambda m, e: e.insert_before(m.body[2], statements("cuda = torch.cuda\n")), False),  # (an alias)
+    (lambda m, e: e.remove(m.body[0]), False),  # (an import taken out)
+])
+def test_the_next_step_reads_the_import_table_again_only_where_the_edits_touch_it(edit, kept):
+    found = Read.of(IMPORTS)
+    assert _spawn_call(found) is not None  # (the table is read)
+    edits = Edits()
+    edit(found.module, edits)
+    after = Read.of(edits.apply(found))
+    assert (after._imports is found._imports) is kept
+    fresh = Read(after.text)
+    for node in after.layout.order:
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            assert after.qualified(node) == fresh.qualified(fresh.layout.order[after.layout.order.index(node)])
+
+
 SCOPES = """import torch
 from torch.utils.data import DataLoader
 batch = 8

@@ -26,6 +26,8 @@ class Read:
     """One parse of a step's input text, with what the steps look up in it."""
 
     _last: tuple[str, "Read"] | None = None
+    _imports: "ImportTable | None | bool" = False  # (read from the imports when a name is first asked)
+    _import_nodes: list[cst.CSTNode] | None = None  # (the nodes the import table is read from)
     _made: tuple[str, cst.Module, Layout] | None = None  # the last tree Edits.apply made, and its text
 
     @classmethod
@@ -36,22 +38,26 @@ class Read:
         last = cls._last  # (read once: another thread may set it meanwhile)
         if last is None or last[0] != text:
             forget_children()
-            last = cls._last = (text, cls(text, *cls.tree_made(text)))
+            made = cls._made
+            read = cls(text, *made[1:]) if made is not None and made[0] == text else cls(text)
+            last = cls._last = (text, read)
         return last[1]
 
     @classmethod
     def tree_made(cls, text: str) -> tuple[cst.Module, Layout] | tuple[()]:
-        """(tree, layout) where `text` is the text the last step's edits made (see `made`), else ()."""
+        """(tree, layout) where `text` is the text the last step's edits made (see `edited`), else ()."""
         made = cls._made  # (read once: another thread may set it meanwhile)
-        return made[1:] if made is not None and made[0] == text else ()
+        return made[1:3] if made is not None and made[0] == text else ()
 
-    def __init__(self, text: str, module: cst.Module | None = None, layout: Layout | None = None):
+    def __init__(self, text: str, module: cst.Module | None = None, layout: Layout | None = None,
+                 imports: tuple[ImportTable, list[cst.CSTNode]] | None = None):
         self.text = text
         self._module = module  # (parsed when first asked: a file with no word of training never is)
         self._layout = layout  # (printed when a line or a parent is first asked)
         if layout is not None:
             _index(layout)
-        self._imports: ImportTable | None | bool = False  # (read from the imports when a name is first asked)
+        if imports:  # (the table of the tree this one was made from)
+            self._imports, self._import_nodes = imports
         self._scope_names = None  # (a scope analysis, only where the imports leave a name ambiguous)
 
     @property
@@ -60,13 +66,28 @@ class Read:
             self._module = cst.parse_module(self.text)
         return self._module
 
-    @classmethod
-    def made(cls, module: cst.Module) -> str:
-        """The text of `module`, a tree a step's edits made; the next `Read.of` that text reads
-        the tree itself (unless it holds a node in two places: then it parses the text)."""
-        layout = Layout(module)
-        cls._made = None if layout.shared else (layout.code, module, layout)
+    def edited(self, module: cst.Module) -> str:
+        """The text of `module`, a tree a step's edits made of this one (its untouched nodes are
+        not printed again). The next `Read.of` that text reads the tree itself (unless it holds a
+        node in two places: then it parses the text), with this one's import table where the
+        edits neither import nor bind a name of it."""
+        layout = Layout(module, self.layout)
+        Read._made = None if layout.shared else (layout.code, module, layout, self._imports_kept(layout))
         return layout.code
+
+    def _imports_kept(self, made: Layout) -> tuple[ImportTable, list[cst.CSTNode]] | None:
+        """This tree's import table and the nodes it is read from, where they hold for `made`."""
+        table = self._imports
+        if not isinstance(table, ImportTable):
+            return None  # (not read, or not readable: the next step reads its own if it asks)
+        names = table.bindings.keys() | table.ambiguous.keys()
+        if self._import_nodes is None:
+            self._import_nodes = [n for n in self.layout.order if _may_bind(n, names, self.layout.parents)]
+        if any(node not in made.lines for node in self._import_nodes):
+            return None  # (an import or a binding taken out)
+        if any(_may_bind(node, names, made.parents) or _may_alias(node, names) for node in made.printed):
+            return None
+        return table, self._import_nodes
 
     @property
     def layout(self) -> Layout:
@@ -138,6 +159,40 @@ class Read:
         while node is not None and not isinstance(node, (*SCOPES, cst.Module)):
             node = self.parent(node)
         return node
+
+
+# Where a name is read, never bound: the parents a name may have in an expression (as an
+# assignment's value too); any other parent may bind it (a target, a parameter, a definition).
+_READ_IN = frozenset({cst.Attribute, cst.Call, cst.Arg, cst.Subscript, cst.Index, cst.BinaryOperation,
+                      cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.ComparisonTarget, cst.Expr,
+                      cst.Return, cst.Assert, cst.Await, cst.IfExp, cst.If, cst.While, cst.FormattedStringExpression,
+                      cst.DictElement, cst.Decorator, cst.Slice, cst.Annotation})
+_VALUE_OF = frozenset({cst.Assign, cst.AugAssign, cst.AnnAssign})
+_IMPORT_TABLE_STATEMENTS = frozenset({cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal})
+
+
+def _may_bind(node: cst.CSTNode, names, parents) -> bool:
+    """Whether `node` may change what an import table says of `names`: an import, a `global` or
+    `nonlocal`, or one of the names anywhere but where it is read."""
+    kind = type(node)
+    if kind in _IMPORT_TABLE_STATEMENTS:
+        return True
+    if kind is not cst.Name or node.value not in names:
+        return False
+    parent = parents.get(node)
+    kind = type(parent)
+    return not (kind in _READ_IN or (kind in _VALUE_OF and parent.value is node))
+
+
+def _may_alias(node: cst.CSTNode, names) -> bool:
+    """`name = a.b` where `a` is one of `names`: an alias an import table may follow
+    (import_table._module_alias)."""
+    if type(node) is not cst.Assign or type(node.value) is not cst.Attribute:
+        return False
+    root = node.value
+    while type(root) is cst.Attribute:
+        root = root.value
+    return type(root) is cst.Name and root.value in names
 
 
 _CHILDREN: dict[cst.CSTNode, Sequence[cst.CSTNode]] = {}  # (emptied when a new text is read: it holds the nodes)
@@ -318,7 +373,7 @@ class Edits:
         if not self:
             return found.text
         edited = on_the_way(found, [*self.before, *self.after, *self.replaced, *self.removed, *self.at_end])
-        return Read.made(found.module.visit(_Apply(self, edited)))
+        return found.edited(found.module.visit(_Apply(self, edited)))
 
 
 def on_the_way(found: Read, targets) -> set[cst.CSTNode]:

@@ -61,7 +61,7 @@ def shard_loaders(source: str, plan, options) -> tuple[str, list[Change]]:
     module = facts.module.visit(Apply(edits, on_the_way(found, [*edits.calls, *edits.before, *edits.first_in])))
     if edits.needs_torch and not binds_torch(module):
         module = with_import_torch(module)
-    return Read.made(module), sorted(edits.changes, key=lambda c: (c.start_line, c.code))
+    return found.edited(module), sorted(edits.changes, key=lambda c: (c.start_line, c.code))
 
 
 def _batch_mode(sites: list[Site], facts: Facts, options, edits: Edits):
