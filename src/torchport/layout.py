@@ -266,6 +266,7 @@ class Layout:
         self.order = state.order
         self._spans = state.spans
         self._tokens, self._popped, self._offsets = state.tokens, state.popped, None
+        self._of_types: dict[frozenset[type], list[cst.CSTNode]] = {}
         self._base = base
         self._roots = getattr(state, "roots", {})
         self.printed = getattr(state, "printed", state.order)  # (the nodes printed here, not taken from `base`)
@@ -274,6 +275,13 @@ class Layout:
             self.shared = len(state.order) > len(state.children)  # (a tree that holds one node in two places)
         else:
             self.shared = _holds_twice(state)
+
+    def of_types(self, kinds: frozenset[type]) -> list[cst.CSTNode]:
+        """The nodes of these exact types (LibCST's node classes have no subclasses), in a walk's order."""
+        found = self._of_types.get(kinds)
+        if found is None:
+            found = self._of_types[kinds] = [node for node in self.order if type(node) in kinds]
+        return found
 
     def span(self, node: cst.CSTNode) -> Span | None:
         """Where `node`'s text lies in this printing (None: not a node of this tree)."""

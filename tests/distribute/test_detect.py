@@ -152,3 +152,32 @@ def test_in_a_distributed_script_that_spawns_nothing_but_the_spawn_changes():
     result = distribute_source("import torch\n" + source)
     assert "DataLoader(ds, batch_size=8, shuffle=True)" in result.source and "    print(rank)\n" in result.source
     assert "WORLD_SIZE =" not in result.source and 'if "LOCAL_RANK" in os.environ:' in result.source  # (no setup block)
+
+
+# Files that spell a word of training (optim, step, spawn...) but, as `ast` shows, train nowhere are
+# planned without a LibCST tree; any sign of training, spawning or distribution sends a file to LibCST.
+WORDS_BUT_NO_TRAINING = {
+    "a checkpoint helper": ("import torch\n\ndef save(model, optimizer, step):\n"
+                            "    torch.save({'model': model.state_dict(), 'optim': optimizer.state_dict(), 'step': step}, 'c.pt')\n"),
+    "an evaluation script": ("import torch\nfrom torch import optim\n\ndef evaluate(model):\n    return model(torch.zeros(1))\n\n"
+                             "if __name__ == '__main__':\n    print(evaluate(torch.nn.Linear(1, 1)))\n"),
+}
+TRAINING_SIGNS = {
+    "backward": "import torch\ndef f(loss):\n    loss.backward()\n",
+    "an optimizer through an alias": "import torch.optim as o\ndef f(m):\n    return o.AdamW(m.parameters())\n",
+    "a spawn": "import torch.multiprocessing as mp\nif __name__ == '__main__':\n    mp.spawn(print, nprocs=2)\n",
+    "a process group": "import torch.distributed as dist\ndef setup(step):\n    dist.init_process_group('gloo')\n",
+    "the launcher's rank": "import os, torch\nstep = int(os.environ['LOCAL_RANK'])\n",
+    "a name bound to torch in one scope only": ("import torch\ndef f(step):\n    from torch import optim\n    return optim\n"
+                                                "def g(optim):\n    return optim.SGD([])\n"),
+}
+
+
+@pytest.mark.parametrize("source", [*WORDS_BUT_NO_TRAINING.values(), *TRAINING_SIGNS.values()],
+                         ids=[*WORDS_BUT_NO_TRAINING, *TRAINING_SIGNS])
+def test_a_file_ast_shows_trains_nowhere_is_planned_without_libcst_and_as_libcst_plans_it(source, monkeypatch):
+    found = Read(source)
+    quick = read(found, Options())
+    assert (found._module is None) is (source in WORDS_BUT_NO_TRAINING.values())
+    monkeypatch.setattr("torchport.distribute.detect._trains_nowhere", lambda found, tree: False)
+    assert repr(read(Read(source), Options())) == repr(quick)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.distribute.edits import code, dotted, walk
+from torchport.distribute.edits import calls, code, dotted, nodes, walk
 
 # Calls whose arguments only show a value: a batch size read there changes nothing.
 _SHOWS = ("print", "write", "format", "info", "debug", "warning", "log", "set_description", "set_postfix", "add_scalar")
@@ -31,11 +31,11 @@ def read_elsewhere(module: cst.Module, loader: cst.Call, batch: cst.BaseExpressi
     else:
         return ""  # (a literal, an expression: nothing else can read it)
     inside_loader = {id(n) for n in walk(loader)}
-    shown = {id(n) for call in _calls(module) if _shows(call) for n in walk(call)}
+    shown = {id(n) for call in calls(module) if _shows(call) for n in walk(call)}
     defined = {s.name.value: s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
     not_reads = _not_reads(module) if name is not None else set()
-    assigned = {id(t.target) for t in walk(module) if isinstance(t, cst.AssignTarget)}  # (args.batch_size = ...)
-    for node in walk(module):
+    assigned = {id(t.target) for t in nodes(module, cst.AssignTarget)}  # (args.batch_size = ...)
+    for node in nodes(module, cst.Name, cst.Attribute, cst.Call):
         if id(node) in inside_loader or id(node) in shown:
             continue
         if name is not None and isinstance(node, cst.Name) and node.value == name and id(node) not in not_reads:
@@ -53,10 +53,6 @@ def read_elsewhere(module: cst.Module, loader: cst.Call, batch: cst.BaseExpressi
             if any(isinstance(n, cst.Attribute) and n.attr.value == attr for n in walk(body)):
                 return f"{holder} is handed to {callee}, which reads its {attr}"
     return ""
-
-
-def _calls(module: cst.Module):
-    return (n for n in walk(module) if isinstance(n, cst.Call))
 
 
 def _shows(call: cst.Call) -> bool:
@@ -83,7 +79,7 @@ def _not_reads(module: cst.Module) -> set[int]:
     """The names that are not reads: assignment targets, keywords (`f(batch_size=...)`),
     parameters, attribute names (`x.batch_size`'s `batch_size`)."""
     out = set()
-    for node in walk(module):
+    for node in nodes(module, cst.AssignTarget, cst.AnnAssign, cst.For, cst.CompFor, cst.Arg, cst.Param, cst.Attribute):
         if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.For, cst.CompFor)):
             out.update(id(n) for n in _bound(node.target))
         elif isinstance(node, cst.Arg) and node.keyword is not None:

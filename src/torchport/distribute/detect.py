@@ -17,9 +17,9 @@ import libcst as cst
 
 from torchport.apis.distributed import DDP_CLASSES, MAKES_GROUP, SPAWNS
 from torchport.distribute.changes import Change
-from torchport.distribute.edits import Read, calls, dotted, walk
+from torchport.distribute.edits import Read, calls, dotted, nodes, walk
 from torchport.findings import Operation
-from torchport.pyast import parse_quietly
+from torchport.pyast import dotted_name, parse_quietly
 
 # Libraries that start and wrap the processes themselves: a script built on one is theirs to distribute.
 OWN_LAUNCHERS = {
@@ -31,6 +31,8 @@ OWN_LAUNCHERS = {
     "lightning.pytorch.Trainer": "Lightning's Trainer",
 }
 LAUNCHER_RANK = ("LOCAL_RANK", "--local_rank", "--local-rank")
+# Calls that start, group or wrap processes: a file that makes one may be distributed already.
+_DISTRIBUTING = SPAWNS | MAKES_GROUP | DDP_CLASSES | frozenset(OWN_LAUNCHERS)
 _OPTIMIZER = re.compile(r"torch\.optim\.[A-Z]\w*$")
 # Words without which a file neither trains nor spawns (an optimizer, a step, backward, spawn).
 _MAY_TRAIN = re.compile(r"optim|\bstep\b|backward|spawn|start_processes")
@@ -68,8 +70,10 @@ class Plan:
 
 def read(found: Read, options) -> Plan:
     """What the steps need to know of `found`'s module (`options.entry` overrides the entry guess)."""
-    if options.entry is None and not _MAY_TRAIN.search(found.text):
-        return _trains_nothing(found)  # (no LibCST tree to build: most of a tree's files)
+    if options.entry is None:  # (no LibCST tree to build where `ast` shows nothing trains: most of a tree's files)
+        tree = parse_quietly(found.text)
+        if not _MAY_TRAIN.search(found.text) or (tree is not None and _trains_nowhere(found, tree)):
+            return _trains_nothing(found, tree)
     found.layout  # (lines, parents and children at once: the walks below would each ask LibCST for children)
     guard = main_guard(found.module)
     plan = Plan(main_guard=guard is not None)
@@ -94,10 +98,33 @@ def read(found: Read, options) -> Plan:
     return plan
 
 
-def _trains_nothing(found: Read) -> Plan:
-    """The plan of a file with no word of training in it (no optimizer, step, backward or spawn),
+def _trains_nowhere(found: Read, tree: ast.Module) -> bool:
+    """Whether `ast` shows that no call in the file builds an optimizer, steps one, calls backward,
+    spawns processes, makes them a group, wraps a model in DDP or hands the run to a launcher of its
+    own, and that no string names the launcher's rank: then what `read` finds is what
+    `_trains_nothing` finds. (A call through a name only a scope analysis can resolve (a name
+    bound to torch in one scope and otherwise in another) may be any of these: LibCST reads it.)"""
+    table = found.imports(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("backward", "step"):
+                return False
+            name = dotted_name(node.func)
+            if name is None:
+                continue
+            if name.partition(".")[0] in table.ambiguous:
+                return False
+            api = table.qualified_name(name)
+            if api is not None and (api in _DISTRIBUTING or _OPTIMIZER.match(api)):
+                return False
+        elif isinstance(node, ast.Constant) and node.value in LAUNCHER_RANK:
+            return False
+    return True
+
+
+def _trains_nothing(found: Read, tree: ast.Module | None) -> Plan:
+    """The plan of a file in which nothing trains (no word of training, or `_trains_nowhere`),
     read with `ast` (LibCST's tree where `ast` cannot read it: newer syntax than this Python's)."""
-    tree = parse_quietly(found.text)
     if tree is None:
         guard = main_guard(found.module)
         line = found.line(guard) if guard is not None and _imports_torch(found.module) else 0
@@ -157,8 +184,8 @@ def _text(node: cst.BaseExpression) -> str | None:
 
 def _already(found: Read) -> tuple[str, int]:
     """Why the file is distributed already, and the line that shows it ("", 0: it is not)."""
-    for node in walk(found.module):
-        if isinstance(node, cst.Call):
+    for node in nodes(found.module, cst.Call, cst.SimpleString):
+        if type(node) is cst.Call:
             names = found.qualified(node.func)
             if names & MAKES_GROUP:
                 return f"it makes its process group, line {found.line(node)}", found.line(node)
@@ -167,7 +194,7 @@ def _already(found: Read) -> tuple[str, int]:
             for api, what in OWN_LAUNCHERS.items():
                 if api in names:
                     return f"{what} starts and wraps its processes, line {found.line(node)}", found.line(node)
-        elif isinstance(node, cst.SimpleString) and node.evaluated_value in LAUNCHER_RANK:
+        elif node.evaluated_value in LAUNCHER_RANK:
             return f"it reads the launcher's {node.evaluated_value}, line {found.line(node)}", found.line(node)
     return "", 0
 
@@ -211,7 +238,7 @@ def reached(module: cst.Module, roots: list[cst.CSTNode]) -> list[cst.CSTNode]:
 
 
 def _imports_torch(module: cst.Module) -> bool:
-    for node in walk(module):
+    for node in nodes(module, cst.Import, cst.ImportFrom):
         if isinstance(node, cst.Import) and any(dotted(a.name).split(".")[0] == "torch" for a in node.names):
             return True
         if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative \

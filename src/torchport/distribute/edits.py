@@ -7,7 +7,8 @@ tree they made (the nodes it shares with the one before, unchanged) and is spare
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import ast
+from collections.abc import Iterable, Iterator, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, QualifiedNameSource
@@ -111,12 +112,18 @@ class Read:
         name = dotted(node)
         if name is None:
             return set()
-        if self._imports is False:
-            self._imports = ImportTable.of(self.text)
-        if self._imports is None or name.partition(".")[0] in self._imports.ambiguous:
+        table = self.imports()
+        if table is None or name.partition(".")[0] in table.ambiguous:
             return self._scope_qualified(node)
-        found = self._imports.qualified_name(name)
+        found = table.qualified_name(name)
         return {found} if found else set()
+
+    def imports(self, tree: ast.Module | None = None) -> ImportTable | None:
+        """The file's import table (None: `ast` cannot read the file), read from `tree` (the
+        file's `ast` parse) where one is given and the table is not read yet."""
+        if self._imports is False:
+            self._imports = ImportTable.of(self.text) if tree is None else ImportTable.of_tree(tree)
+        return self._imports
 
     def _scope_qualified(self, node: cst.CSTNode) -> set[str]:
         if self._scope_names is None:  # (the tree was parsed or built here: no one else holds it)
@@ -239,8 +246,19 @@ def walk(node: cst.CSTNode, into_scopes: bool = True, layout: Layout | None = No
         stack.extend(reversed(children(current)))
 
 
-def calls(node: cst.CSTNode, into_scopes: bool = True) -> Iterator[cst.Call]:
-    return (n for n in walk(node, into_scopes) if type(n) is cst.Call)
+def nodes(node: cst.CSTNode, *kinds: type, into_scopes: bool = True) -> Iterable[cst.CSTNode]:
+    """The nodes of these exact types in `node` (itself included), in a walk's order; those of the
+    whole module a step reads are sorted out of its layout once (a list), others found as they
+    are walked (a generator: a search that stops at the first stops the walk)."""
+    wanted = frozenset(kinds)
+    reading = (_READING[:] or [None])[0]  # (one read: a layout read meanwhile replaces it)
+    if into_scopes and reading is not None and node is reading.module:
+        return reading.of_types(wanted)
+    return (n for n in walk(node, into_scopes) if type(n) in wanted)
+
+
+def calls(node: cst.CSTNode, into_scopes: bool = True) -> Iterable[cst.Call]:
+    return nodes(node, cst.Call, into_scopes=into_scopes)
 
 
 def dotted(node: cst.CSTNode) -> str | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchport.distribute.edits import Read, walk
+from torchport.distribute.edits import Read, nodes, walk
 
 from torchport.distribute.loader_roles import TRAIN, VALIDATION, role_of_dataset, role_of_shuffle, role_of_use, role_of_words
 
@@ -46,7 +46,7 @@ class Facts:
     @classmethod
     def read(cls, found: Read) -> Facts:
         calls, loops, assigns, taken, iterable_datasets = [], [], [], set(), set()
-        for node in walk(found.module):
+        for node in nodes(found.module, cst.Call, cst.ClassDef, cst.For, cst.Assign, cst.Name):
             if isinstance(node, cst.Call):
                 calls.append(node)
             elif isinstance(node, cst.ClassDef) and any(_is_iterable_dataset(base.value, found, iterable_datasets)
@@ -109,8 +109,8 @@ class Facts:
         """The `name = ...` targets (plain assignments) of `name` in `scope`, in the file's order;
         those of a function that declares the name `global` belong to the module."""
         found = []
-        for node in walk(self.module):
-            if isinstance(node, cst.Name) and node.value == name and isinstance(self.parents.get(node), cst.AssignTarget):
+        for node in nodes(self.module, cst.Name):
+            if node.value == name and isinstance(self.parents.get(node), cst.AssignTarget):
                 where = self.scope(node)
                 if isinstance(where, cst.FunctionDef) and _declares(where, name, cst.Global):
                     where = self.module

@@ -11,7 +11,7 @@ import libcst as cst
 
 from torchport.distribute import names
 from torchport.distribute.changes import Change
-from torchport.distribute.edits import (BLOCKS, Edits, Read, calls, code, dotted, import_missing, is_import_line,
+from torchport.distribute.edits import (BLOCKS, Edits, Read, calls, code, dotted, import_missing, is_import_line, nodes,
                                         statements, walk)
 from torchport.findings import Operation
 
@@ -33,7 +33,7 @@ def rank_zero(source: str, plan, options) -> tuple[str, list[Change]]:
     savers = _save_like_functions(found.module)
     private = _private_paths(found)
     saves = False
-    for node in walk(found.module):
+    for node in nodes(found.module, *BLOCKS, cst.Call):
         if isinstance(node, BLOCKS):
             found_saves, rows = _guard_runs(found, edits, node, savers, private)
             saves = saves or found_saves
@@ -89,7 +89,7 @@ def _last_top_import(module: cst.Module):
 
 def _save_like_functions(module: cst.Module) -> set[str]:
     """The script's own functions whose name says they save a checkpoint or a model."""
-    return {n.name.value for n in walk(module) if isinstance(n, cst.FunctionDef) and _is_save_like(n.name.value)}
+    return {n.name.value for n in nodes(module, cst.FunctionDef) if _is_save_like(n.name.value)}
 
 
 def _is_save_like(name: str) -> bool:
@@ -123,7 +123,7 @@ def _kind(found: Read, statement: cst.BaseStatement, savers: set[str], private: 
 def _private_paths(found: Read) -> set[str]:
     """Names that hold a path each process makes for itself (`tempfile.mkdtemp()`, and names
     built from those): a checkpoint there is each process's own, saved and read by it alone."""
-    assigns = [n for n in walk(found.module) if isinstance(n, cst.Assign) and len(n.targets) == 1
+    assigns = [n for n in nodes(found.module, cst.Assign) if len(n.targets) == 1
                and isinstance(n.targets[0].target, cst.Name)]
     private = {a.targets[0].target.value for a in assigns
                if any(q.startswith("tempfile.") for c in calls(a.value) for q in found.qualified(c.func))}

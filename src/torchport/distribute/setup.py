@@ -16,8 +16,8 @@ from torchport.apis.distributed import CUDA_DIST_BACKEND, PROCESS_GROUPS
 from torchport.distribute import names
 from torchport.distribute.changes import Change
 from torchport.distribute.detect import main_guard
-from torchport.distribute.edits import (Edits, Read, code, dotted, first_code, import_missing, is_import_line, statements,
-                                        walk)
+from torchport.distribute.edits import (Edits, Read, code, dotted, first_code, import_missing, is_import_line, nodes,
+                                        statements, walk)
 from torchport.findings import Operation
 
 INIT = f"torch.distributed.{PROCESS_GROUPS[0]}"
@@ -133,7 +133,7 @@ def _imports(found: Read, edits: Edits) -> list[Change]:
 def _device_zero(found: Read, edits: Edits) -> list[Change]:
     """Device 0, hard-coded, made the device `set_device(LOCAL_RANK)` chose."""
     changes = []
-    for node in walk(found.module):
+    for node in nodes(found.module, cst.SimpleString, cst.Call, cst.SimpleStatementLine):
         if isinstance(node, cst.SimpleString) and node.evaluated_value == f"{CUDA}:0":
             quote = node.quote
             edits.replace(node, node.with_changes(value=node.prefix + quote + CUDA + quote))

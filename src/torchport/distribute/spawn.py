@@ -13,7 +13,7 @@ import libcst as cst
 from torchport.distribute import names
 from torchport.distribute.changes import Change
 from torchport.apis.distributed import MAKES_GROUP, SPAWNS
-from torchport.distribute.edits import Edits, Read, argument, calls, code, dotted, import_missing, walk
+from torchport.distribute.edits import Edits, Read, argument, calls, code, dotted, import_missing, nodes
 from torchport.findings import Operation
 
 LOCAL_RANK = f'int(os.environ["{names.LOCAL_RANK}"])'
@@ -34,7 +34,7 @@ def launch_in_place(source: str, plan, options) -> tuple[str, list[Change]]:
             changes.append(_spawn(found, edits, call))
     if not any(c.operation.is_change for c in changes):
         return source, changes
-    for node in walk(found.module):
+    for node in nodes(found.module, cst.SimpleStatementLine, cst.Call):
         if isinstance(node, cst.SimpleStatementLine):
             changes += _rendezvous(found, edits, node)
         elif isinstance(node, cst.Call) and found.is_api(node.func, MAKES_GROUP):
@@ -91,8 +91,8 @@ def _shared_with_the_parent(found: Read, args: cst.Arg | None) -> str:
     if args is None or not isinstance(args.value, (cst.Tuple, cst.List)):
         return ""
     handed = {e.value.value for e in args.value.elements if isinstance(e.value, cst.Name)}
-    for node in walk(found.module):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+    for node in nodes(found.module, cst.Assign):
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
                 and node.targets[0].target.value in handed and isinstance(node.value, cst.Call):
             made = dotted(node.value.func) or (node.value.func.attr.value if isinstance(node.value.func, cst.Attribute) else "")
             if made.rsplit(".", 1)[-1] in SHARED:
