@@ -11,7 +11,7 @@ from torchport.migrate import migrate_source
 from torchport.migrate.rules.async_keyword import AsyncKeywordRule
 from torchport.migrate.workers import Job, migrate_one
 
-TARGETS = ["cpu", "accelerator", "npu", "xpu", "mps"]
+TARGETS = [name for name in targets.names() if name != "cuda"]  # (every target: an added one too)
 
 
 def _rewritten(source: str) -> str:
