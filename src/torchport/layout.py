@@ -228,7 +228,6 @@ class _Splicing(_EveryNode):
         return True
 
 
-
 class _Syntactic:
     """`with state.record_syntactic_position(node):` for _EveryNode."""
 
