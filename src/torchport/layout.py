@@ -283,7 +283,8 @@ class Layout:
         return found
 
     def span(self, node: cst.CSTNode) -> Span | None:
-        """Where `node`'s text lies in this printing (None: not a node of this tree)."""
+        """Where `node`'s text lies in this printing (None: not a node of this tree, or not of a
+        kind a made tree takes whole, `REUSABLE`)."""
         if type(node) not in REUSABLE:
             return None
         raw = self._spans.get(node)

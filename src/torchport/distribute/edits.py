@@ -29,7 +29,8 @@ class Read:
     _last: tuple[str, "Read"] | None = None
     _imports: "ImportTable | None | bool" = False  # (read from the imports when a name is first asked)
     _import_nodes: list[cst.CSTNode] | None = None  # (the nodes the import table is read from)
-    _made: tuple[str, cst.Module, Layout] | None = None  # the last tree Edits.apply made, and its text
+    # the last tree a step's edits made: its text, the tree, its layout, and the import table it kept (or None)
+    _made: tuple[str, cst.Module, Layout, tuple[ImportTable, list[cst.CSTNode]] | None] | None = None
 
     @classmethod
     def of(cls, text: str) -> "Read":
@@ -228,11 +229,17 @@ def forget_children() -> None:
     _READING.clear()
 
 
+def _reading() -> Layout | None:
+    """The layout of the tree a step is reading (None: none printed yet), read once: a layout
+    read meanwhile replaces it."""
+    return (_READING[:] or [None])[0]
+
+
 def walk(node: cst.CSTNode, into_scopes: bool = True, layout: Layout | None = None) -> Iterator[cst.CSTNode]:
     """`node` and every node below it (not into nested functions, classes and lambdas when
     `into_scopes` is false), from `layout`'s children (default: those of the trees read, built
     once per node). The whole of the layout's module is its order, read as it is."""
-    laid_out = layout if layout is not None else _READING[0] if _READING else None
+    laid_out = layout if layout is not None else _reading()
     if into_scopes and laid_out is not None and node is laid_out.module:
         yield from laid_out.order
         return
@@ -251,7 +258,7 @@ def nodes(node: cst.CSTNode, *kinds: type, into_scopes: bool = True) -> Iterable
     whole module a step reads are sorted out of its layout once (a list), others found as they
     are walked (a generator: a search that stops at the first stops the walk)."""
     wanted = frozenset(kinds)
-    reading = (_READING[:] or [None])[0]  # (one read: a layout read meanwhile replaces it)
+    reading = _reading()
     if into_scopes and reading is not None and node is reading.module:
         return reading.of_types(wanted)
     return (n for n in walk(node, into_scopes) if type(n) in wanted)
