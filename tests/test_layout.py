@@ -132,3 +132,32 @@ def test_a_made_tree_that_holds_one_node_twice_says_so():
     assert Layout(twice, base).shared and Layout(twice).shared
     assert Layout(inner, base).shared and Layout(inner).shared
     assert not Layout(_insert_before_def(base.module), base).shared
+
+
+SCOPED = ("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        f = lambda y: [y * k for k in x]\n"
+          "        return f(x)\n\n\nfor epoch in range(3):\n    key = lambda item: item[1]\n    if epoch:\n        def step():\n"
+          "            return 1\n        print(sorted(data, key=key), step())\n")
+
+
+def _subtree(layout: Layout, node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node` and every node below it, from the layout's children (a walk's order)."""
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(reversed(layout.children[current]))
+    return found
+
+
+@pytest.mark.parametrize("made", [False, True], ids=["first layout", "made layout"])
+def test_the_extent_of_a_statement_or_lambda_is_its_stretch_of_the_order(made):
+    layout = Layout(cst.parse_module(SCOPED))
+    if made:
+        layout = Layout(_insert_before_def(layout.module), layout)
+    extended = [node for node in layout.order if layout.extent(node) is not None]
+    assert {type(node) for node in extended} >= {cst.ClassDef, cst.FunctionDef, cst.Lambda, cst.For, cst.If,
+                                                   cst.IndentedBlock, cst.SimpleStatementLine}
+    assert not any(isinstance(node, (cst.Call, cst.Name, cst.Module)) for node in extended)
+    for node in extended:
+        first, last = layout.extent(node)
+        assert layout.order[first:last] == _subtree(layout, node)

@@ -36,6 +36,9 @@ REUSABLE = frozenset({cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef, cs
                       cst.TryStar, cst.With, cst.Match, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
                       cst.Finally, cst.IndentedBlock, cst.SimpleStatementSuite, cst.Decorator, cst.MatchCase,
                       cst.EmptyLine})
+# Whose subtree a layout records the place of (`Layout.extent`): what it may take whole, and the
+# scopes a walk that stays out of nested scopes steps over (a lambda is the one not above).
+_EXTENDED = REUSABLE | {cst.Lambda}
 
 
 class LayoutState(CodegenState):
@@ -138,7 +141,7 @@ class _EveryNode(CodegenState):
             parent = self._open[-1]
             self.parents[node] = parent[0]
             parent[1].append(node)
-        if type(node) in REUSABLE:
+        if type(node) in _EXTENDED:
             self._open.append((node, kids, self._line, len(self.order), len(self.tokens), self._indent))
         else:
             self._open.append((node, kids, self._line))
@@ -297,6 +300,21 @@ class Layout:
             return None
         root = self._reused_root(node)
         return None if root is None else self._base.span(node).moved(*self._roots[root])
+
+    def extent(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        """(first, last): `order[first:last]` is `node` and every node below it, for a statement,
+        a block or clause, or a lambda of this tree (None: another node)."""
+        raw = self._spans.get(node)
+        if raw is not None:
+            return raw[0], raw[1]
+        if self._base is None or type(node) not in _EXTENDED:
+            return None
+        root = self._reused_root(node)
+        found = None if root is None else self._base.extent(node)
+        if found is None:
+            return None
+        moved = self._roots[root][0]
+        return found[0] + moved, found[1] + moved
 
     def _reused_root(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The node taken whole from the base layout that holds `node` (None: none does)."""

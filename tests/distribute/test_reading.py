@@ -119,3 +119,29 @@ def test_a_value_is_the_last_bound_in_the_scope_of_the_loader(loader, bound):
     call = next(c for c in facts.loaders if cst.Module([]).code_for_node(c) == loader)
     value = value_bound("batch", site_of(call, facts), facts)
     assert (value if value is None else cst.Module([]).code_for_node(value)) == bound
+
+
+def _old_walk(node: cst.CSTNode, into_scopes: bool) -> list[cst.CSTNode]:
+    """A walk by LibCST's own children, not into nested scopes unless asked."""
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        if into_scopes or current is node or not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(reversed(current.children))
+    return found
+
+
+def test_a_walk_of_a_statement_read_from_the_layout_is_a_walk_of_its_children():
+    from torchport.distribute.edits import nodes, walk
+
+    found = Read.of("class Net:\n    def forward(self, x):\n        g = lambda y: y + 1\n        return g(x)\n\n\n"
+                    "for x in data:\n    def step():\n        return f(x)\n    h = lambda: step()\n    print(h(), f(x))\n")
+    found.layout  # (laid out: walks of its statements read its order)
+    for statement in found.layout.order:
+        if found.layout.extent(statement) is None:
+            continue
+        for into_scopes in (True, False):
+            assert list(walk(statement, into_scopes)) == _old_walk(statement, into_scopes)
+            assert list(nodes(statement, cst.Call, cst.Name, into_scopes=into_scopes)) == [
+                n for n in _old_walk(statement, into_scopes) if isinstance(n, (cst.Call, cst.Name))]

@@ -237,11 +237,15 @@ def _reading() -> Layout | None:
 
 def walk(node: cst.CSTNode, into_scopes: bool = True, layout: Layout | None = None) -> Iterator[cst.CSTNode]:
     """`node` and every node below it (not into nested functions, classes and lambdas when
-    `into_scopes` is false), from `layout`'s children (default: those of the trees read, built
-    once per node). The whole of the layout's module is its order, read as it is."""
+    `into_scopes` is false), from `layout` (default: the layout of the tree a step is reading,
+    where it holds `node`: a statement's nodes are a stretch of its order), else from the
+    children of the trees read, built once per node."""
     laid_out = layout if layout is not None else _reading()
-    if into_scopes and laid_out is not None and node is laid_out.module:
-        yield from laid_out.order
+    extent = laid_out.extent(node) if laid_out is not None and type(node) is not cst.Module else None
+    if extent is None and laid_out is not None and node is laid_out.module:
+        extent = (0, len(laid_out.order))
+    if extent is not None:
+        yield from _stretch(laid_out, *extent, into_scopes)
         return
     children = children_of if layout is None else lambda current: layout.children.get(current, ())
     stack = [node]
@@ -253,14 +257,33 @@ def walk(node: cst.CSTNode, into_scopes: bool = True, layout: Layout | None = No
         stack.extend(reversed(children(current)))
 
 
+def _stretch(layout: Layout, first: int, last: int, into_scopes: bool) -> Iterator[cst.CSTNode]:
+    """order[first:last] of `layout`, less what nested scopes hold unless `into_scopes`."""
+    order = layout.order
+    if into_scopes:
+        yield from order[first:last]
+        return
+    yield order[first]
+    index = first + 1
+    while index < last:
+        current = order[index]
+        yield current
+        index = layout.extent(current)[1] if type(current) in _SCOPE_TYPES else index + 1
+
+
 def nodes(node: cst.CSTNode, *kinds: type, into_scopes: bool = True) -> Iterable[cst.CSTNode]:
     """The nodes of these exact types in `node` (itself included), in a walk's order; those of the
-    whole module a step reads are sorted out of its layout once (a list), others found as they
-    are walked (a generator: a search that stops at the first stops the walk)."""
+    whole module a step reads are sorted out of its layout once, those of one of its statements
+    picked from its stretch of the layout's order (lists), others found as they are walked (a
+    generator: a search that stops at the first stops the walk)."""
     wanted = frozenset(kinds)
     reading = _reading()
-    if into_scopes and reading is not None and node is reading.module:
-        return reading.of_types(wanted)
+    if reading is not None:
+        if into_scopes and node is reading.module:
+            return reading.of_types(wanted)
+        extent = reading.extent(node)
+        if extent is not None:
+            return [n for n in _stretch(reading, *extent, into_scopes) if type(n) in wanted]
     return (n for n in walk(node, into_scopes) if type(n) in wanted)
 
 
@@ -276,6 +299,9 @@ def dotted(node: cst.CSTNode) -> str | None:
         inner = dotted(node.value)
         return None if inner is None else f"{inner}.{node.attr.value}"
     return None
+
+
+ASSIGNMENTS = (cst.Assign, cst.AnnAssign, cst.AugAssign)  # (the nodes that assign to what they are written with)
 
 
 def assigned_targets(node: cst.CSTNode, loops: bool = False) -> list[cst.BaseExpression]:

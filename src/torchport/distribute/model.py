@@ -16,7 +16,8 @@ from torchport.apis.cuda_module import DEVICE_MOVES
 from torchport.apis.distributed import CONVERT_SYNC_BATCHNORM, DDP_CLASSES
 from torchport.distribute import names
 from torchport.distribute.changes import Change
-from torchport.distribute.edits import Edits, Read, assigned_targets, calls, code, dotted, statements, walk
+from torchport.distribute.edits import (ASSIGNMENTS, Edits, Read, assigned_targets, calls, code, dotted, nodes, statements,
+                                        walk)
 from torchport.findings import Operation
 
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -300,7 +301,7 @@ def _used_as_container(found: Read, block, name: str) -> bool:
 
 
 def _assigns(statement: cst.CSTNode, name: str) -> bool:
-    for node in walk(statement, into_scopes=False):
+    for node in nodes(statement, *ASSIGNMENTS, into_scopes=False):
         for target in assigned_targets(node):
             if any(isinstance(n, cst.Name) and n.value == name for n in walk(target)):
                 return True
