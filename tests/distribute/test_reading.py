@@ -145,3 +145,59 @@ def test_a_walk_of_a_statement_read_from_the_layout_is_a_walk_of_its_children():
             assert list(walk(statement, into_scopes)) == _old_walk(statement, into_scopes)
             assert list(nodes(statement, cst.Call, cst.Name, into_scopes=into_scopes)) == [
                 n for n in _old_walk(statement, into_scopes) if isinstance(n, (cst.Call, cst.Name))]
+
+
+ONE_CARD = """import torch
+
+
+def main(args):
+    model = Net().cuda()
+    model = torch.nn.DataParallel(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in loader:
+        model(x).sum().backward()
+        optimizer.step()
+    torch.save(model.state_dict(), "m.pt")
+    print(model.fc, model.conv)
+
+
+if __name__ == "__main__":
+    main(args)
+"""
+SPAWNED = """import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def main_worker(gpu, ngpus, args):
+    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:23456", world_size=ngpus, rank=gpu)
+    model = torch.nn.parallel.DistributedDataParallel(Net().cuda(gpu), device_ids=[gpu])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in loader:
+        model(x).sum().backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    mp.spawn(main_worker, nprocs=2, args=(2, args))
+"""
+
+
+@pytest.mark.parametrize(("source", "steps"), [(ONE_CARD, 3), (SPAWNED, 1)], ids=["one card", "spawn"])
+def test_no_step_makes_a_tree_that_holds_a_node_twice(source, steps):
+    """Each step's made tree is the next step's (a tree holding a node twice, such as two of
+    LibCST's default `Dot`, would be parsed again)."""
+    from torchport.distribute import detect, spawn
+    from torchport.distribute.driver import STEPS, Options
+
+    plan = detect.read(Read.of(source), Options())
+    text, changed = source, []
+    for step in STEPS:
+        if not plan.single_card and step is not spawn.launch_in_place:
+            continue  # (as the driver runs them)
+        new, changes = step(text, plan, Options())
+        if new != text:
+            changed.append(step.__name__)
+            assert Read.tree_made(new), step.__name__
+        text = new
+    assert len(changed) == steps

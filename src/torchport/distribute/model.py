@@ -423,7 +423,8 @@ def _through_module(found: Read, edits: Edits, name: str, block, after) -> list[
         for node in walk(statement, into_scopes=False):
             if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name \
                     and node.attr.value not in DDP_ATTRIBUTES and not _is_assigned_attribute(found, node):
-                edits.replace(node.value, cst.Attribute(cst.Name(name), cst.Name("module")))
+                # (dot given: LibCST's default is one Dot for every Attribute, which a tree would hold twice)
+                edits.replace(node.value, cst.Attribute(cst.Name(name), cst.Name("module"), dot=cst.Dot()))
                 changes.append(Change(found.line(node), found.line(node), "TP203", Operation.MODIFY,
                                       f"{name}.{node.attr.value} -> {name}.module.{node.attr.value}: the model's "
                                       "own, not the DDP wrapper's", names.DDP))

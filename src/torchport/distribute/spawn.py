@@ -64,10 +64,13 @@ def _spawn(found: Read, edits: Edits, call: cst.Call) -> Change:
     if args is not None:
         value = args.value
         if isinstance(value, (cst.Tuple, cst.List)):
-            passed += [cst.Arg(e.value, star="*" if isinstance(e, cst.StarredElement) else "") for e in value.elements]
+            passed += [cst.Arg(e.value.deep_clone(), star="*" if isinstance(e, cst.StarredElement) else "")
+                       for e in value.elements]
         else:
-            passed.append(cst.Arg(value, star="*"))
-    edits.replace(statement, _launched_or_spawned(statement, cst.Call(fn.value, args=_commas(passed))))
+            passed.append(cst.Arg(value.deep_clone(), star="*"))
+    # (the spawn stays as written in the other branch: the launched call holds copies of its parts)
+    launched = cst.Call(fn.value.deep_clone(), args=_commas(passed))
+    edits.replace(statement, _launched_or_spawned(statement, launched))
     return Change(line, line, "TP204", Operation.MODIFY,
                   f"{api.rsplit('.', 1)[-1]}({code(fn.value)}, ...) -> {code(fn.value)}(LOCAL_RANK, ...) when a launcher "
                   "started this process: it starts one process per device and each runs it (its process count is "
@@ -101,8 +104,7 @@ def _shared_with_the_parent(found: Read, args: cst.Arg | None) -> str:
 
 
 def _commas(args: list[cst.Arg]) -> list[cst.Arg]:
-    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    return [a.with_changes(comma=comma) for a in args[:-1]] + args[-1:]
+    return [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:-1]] + args[-1:]
 
 
 def _is_true(node: cst.BaseExpression) -> bool:
@@ -122,7 +124,7 @@ def _rendezvous(found: Read, edits: Edits, statement: cst.SimpleStatementLine) -
     if not (isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString)
             and key.value.evaluated_value in RENDEZVOUS):
         return []
-    new = cst.Expr(cst.Call(cst.Attribute(target.value, cst.Name("setdefault")),
+    new = cst.Expr(cst.Call(cst.Attribute(target.value, cst.Name("setdefault"), dot=cst.Dot()),
                             args=_commas([cst.Arg(key.value), cst.Arg(assign.value)])))
     edits.replace(statement, statement.with_changes(body=[new]))
     line = found.line(statement)
