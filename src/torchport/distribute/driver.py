@@ -75,8 +75,9 @@ def distribute_source(source: str, path: str = "<string>", options: Options = Op
         if not plan.single_card and step is not spawn.launch_in_place:
             continue  # distributed already: only its mp.spawn changes (the names the others read are not bound)
         new, changes = step(text, plan, options)
-        lines = line_map(source, text)  # (lines of the text this step saw, back to the file as read)
-        findings += [_finding(path, change, lines) for change in changes]
+        if changes:  # (at lines of the text this step saw: mapped back to the file as read)
+            lines = None if text == source else line_map(source, text)
+            findings += [_finding(path, change, lines) for change in changes]
         text = new
     findings.sort(key=lambda f: (f.start_line, f.code))
     return Distributed(text, findings, plan)
