@@ -30,7 +30,7 @@ from pathlib import Path
 
 from migrate import python_files  # (bench/migrate.py's: the same walk of a tree)
 from torchport.migrate.distributed import Request
-from torchport.migrate.workers import Choices, Job, migrate_one
+from torchport.migrate.workers import Choices, Job, migrate_one, settle
 
 GOAL = 2.0
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     for job in jobs[:3]:  # (warm-up: imports and caches)
         migrate_one(job, plain)
         migrate_one(job, distributed)
+    settle()  # (as a worker process does after its first file)
     rounds = {"plain": [], "distributed": []}
     for _ in range(args.rounds):
         spent = {"plain": 0.0, "distributed": 0.0}

@@ -64,3 +64,16 @@ def test_a_file_over_its_memory_budget_is_given_up_and_the_rest_go_on() -> None:
     assert got["big.py"].source == big and got["big.py"].error
     assert "memory" in got["big.py"].error or "crashed" in got["big.py"].error
     assert got["a.py"].error is None and got["a.py"].changed
+
+
+def test_settling_keeps_what_the_process_holds_out_of_the_collectors_full_passes() -> None:
+    import gc
+
+    from torchport.migrate.workers import settle
+
+    held = len(gc.get_objects())
+    try:
+        settle()
+        assert gc.get_freeze_count() >= held // 2 and len(gc.get_objects()) < held // 2
+    finally:
+        gc.unfreeze()

@@ -60,6 +60,13 @@ def distribute_source(source: str, path: str = "<string>", options: Options = Op
     """`source` made to run as one of N processes, when it is a training entry script that is
     not distributed already (detect.py says which); otherwise unchanged, with a row saying why."""
     try:
+        return _distribute(source, path, options)
+    finally:
+        Read.forget()
+
+
+def _distribute(source: str, path: str, options: Options) -> Distributed:
+    try:
         plan = detect.read(Read.of(source), options)
     except cst.ParserSyntaxError:
         return Distributed(source)

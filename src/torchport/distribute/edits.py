@@ -46,6 +46,13 @@ class Read:
         return last[1]
 
     @classmethod
+    def forget(cls) -> None:
+        """Let go of the trees read and made: a file's distribution is over, and the migration
+        that follows reads its own."""
+        cls._last = cls._made = None
+        forget_children()
+
+    @classmethod
     def tree_made(cls, text: str) -> tuple[cst.Module, Layout] | tuple[()]:
         """(tree, layout) where `text` is the text the last step's edits made (see `edited`), else ()."""
         made = cls._made  # (read once: another thread may set it meanwhile)

@@ -15,6 +15,7 @@ Results come back in the order of the jobs, whatever order the workers finish in
 from __future__ import annotations
 
 import faulthandler
+import gc
 import multiprocessing
 import signal
 import sys
@@ -163,15 +164,28 @@ def _serve(connection: Connection, choices: Choices, memory: int) -> None:
     threading.stack_size(STACK_SIZE)
 
     def loop() -> None:
+        settled = False
         while True:
             job = connection.recv()
             if job is None:
                 return
             connection.send(migrate_one(job, choices))
+            if not settled:  # (the first file has loaded what the others use)
+                settle()
+                settled = True
 
     thread = threading.Thread(target=loop, name="torchport-migrate")
     thread.start()
     thread.join()
+
+
+def settle() -> None:
+    """Keep what the process holds now (its modules, the rules' and targets' tables: some 100,000
+    objects) out of the cyclic collector's full passes (gc.freeze). A file's trees outlive many
+    young collections, so a run makes a full pass every ten files or so, and each walked all of
+    that again: with --distributed on pytorch/examples, 0.4-0.6 s of a 4 s run, 0.1 s settled."""
+    gc.collect()
+    gc.freeze()
 
 
 def _address_space() -> int:
