@@ -10,6 +10,7 @@ from libcst.metadata import GlobalScope, MetadataWrapper, PositionProvider, Scop
 
 from torchport.distribute.edits import Edits, Read, statements
 from torchport.distribute.loader_sites import Facts, site_of, value_bound
+from torchport.layout import Layout
 
 SCRIPT = "import torch\n\n\ndef train(model):\n    for x in data:\n        model(x).sum().backward()\n\n\ntrain(net)\n"
 
@@ -201,3 +202,15 @@ def test_no_step_makes_a_tree_that_holds_a_node_twice(source, steps):
             assert Read.tree_made(new), step.__name__
         text = new
     assert len(changed) == steps
+
+
+@pytest.mark.parametrize(("source", "held"), [(ONE_CARD, True), (SPAWNED, True), ("import torch\nx = torch.ones(2)\n", False)],
+                         ids=["changed", "distributed already", "trains nothing (read with ast)"])
+def test_the_steps_hand_the_migration_the_tree_of_what_they_wrote(source, held):
+    from torchport.distribute.driver import distribute_source
+
+    done = distribute_source(source)
+    assert (done.tree is not None) == held
+    if held:
+        assert done.tree.code == done.source
+        assert not Layout(done.tree).shared  # (each node held once: the migration's scope analysis copies nothing)

@@ -240,3 +240,81 @@ def test_what_the_rules_read_of_the_reduced_source_is_had_without_parsing_it_aga
     assert tuple(lines) == tuple(node.lineno for node in reparsed.body)
     assert ImportTable.of_tree(seen) == ImportTable.of_tree(reparsed)
     assert [type(n) for n in seen.body] == [type(n) for n in reparsed.body]
+
+
+# A loop that copies batches to the device in a function with no CUDA word and no training step
+# of its own (set aside), called from one that trains: TP106's advice would be had there if the
+# rules walked into it.
+COPIES = b'''import torch
+
+
+def run_epoch(model, loader, device, optimizer):
+    for batch, target in loader:
+        batch = batch.to(device)
+        target = target.to(device)
+        train_step(model, batch, target, optimizer)
+
+
+async def fetch(queue):
+    return await queue.get()
+
+
+class Trainer:
+    def describe(self):
+        return "a trainer"
+
+    def place(self, model):
+        return model.cuda()
+
+
+def train_step(model, batch, target, optimizer):
+    loss = torch.nn.functional.cross_entropy(model(batch), target)
+    loss.backward()
+    optimizer.step()
+
+
+def main(model, loader):
+    device = torch.device("cuda")
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    run_epoch(model, loader, device, optimizer)
+'''
+
+
+def _tree_inputs():
+    return [("copies", COPIES), *_inputs()]
+
+
+@pytest.mark.parametrize("target", PORTED)
+@pytest.mark.parametrize(("name", "source"), _tree_inputs(), ids=[name for name, _ in _tree_inputs()])
+def test_a_tree_the_caller_holds_is_migrated_as_a_parse_of_the_file_would_be(name, source, target, monkeypatch):
+    """--distributed hands the migration the tree its steps made: read whole, not parsed, with the
+    rules passing by what would be set aside, it gives what a parse of the file gives."""
+    import libcst as cst
+
+    from torchport.migrate import source as source_module
+
+    tree = cst.parse_module(source)
+    parsed = migrate_source(source, targets.get(target), name)
+
+    def no_parse_of_the_file(text, *args, **kwargs):  # (rules still parse snippets of their own)
+        assert text != source, "the file parsed, with its tree at hand"
+        return parse(text, *args, **kwargs)
+
+    parse = cst.parse_module
+    monkeypatch.setattr(source_module.cst, "parse_module", no_parse_of_the_file)
+    handed = migrate_source(source, targets.get(target), name, tree=tree)
+    assert handed.source == parsed.source
+    assert _rows(handed) == _rows(parsed)
+    assert handed.error == parsed.error
+
+
+def test_the_definitions_a_reduced_source_sets_aside_are_found_in_the_whole_tree():
+    import libcst as cst
+
+    elision = elide(COPIES, MENTIONS_CUDA)
+    tree = cst.parse_module(COPIES)
+    found = elision.definitions_in(tree)
+    assert sorted(node.name.value for node in found) == ["describe", "fetch", "run_epoch"]
+    assert tree.body[3].body.body[0] in found  # (Trainer.describe: a method of a class that is kept)
+    assert elision.definitions_in(cst.parse_module(COPIES.replace(b"def describe", b"def summary"))) is None
+    assert elision.definitions_in(cst.parse_module(b"import torch\n")) is None

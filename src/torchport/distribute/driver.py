@@ -31,6 +31,9 @@ class Distributed:
     source: str  # the file's source, rewritten (itself when nothing changed)
     findings: list[Finding] = field(default_factory=list)  # at the lines of the file as read
     plan: detect.Plan | None = None  # what detect.read found (None: not valid Python)
+    # LibCST's tree of `source` as the steps read or made it (each node held once), for the
+    # migration to read rather than parse again (None: they hold none)
+    tree: cst.Module | None = None
 
     @property
     def changed(self) -> bool:
@@ -60,7 +63,9 @@ def distribute_source(source: str, path: str = "<string>", options: Options = Op
     """`source` made to run as one of N processes, when it is a training entry script that is
     not distributed already (detect.py says which); otherwise unchanged, with a row saying why."""
     try:
-        return _distribute(source, path, options)
+        done = _distribute(source, path, options)
+        done.tree = Read.tree_of(done.source)
+        return done
     finally:
         Read.forget()
 

@@ -53,6 +53,14 @@ class Read:
         forget_children()
 
     @classmethod
+    def tree_of(cls, text: str) -> cst.Module | None:
+        """The tree of `text` the last step read or made (None: none of `text`, or not parsed)."""
+        made, last = cls._made, cls._last  # (read once: another thread may set them meanwhile)
+        if made is not None and made[0] == text:
+            return made[1]
+        return last[1]._module if last is not None and last[0] == text else None
+
+    @classmethod
     def tree_made(cls, text: str) -> tuple[cst.Module, Layout] | tuple[()]:
         """(tree, layout) where `text` is the text the last step's edits made (see `edited`), else ()."""
         made = cls._made  # (read once: another thread may set it meanwhile)

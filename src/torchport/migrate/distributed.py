@@ -38,10 +38,12 @@ class Request:
         return Options(batch=self.batch, entry=entry)
 
 
-def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: Callable[[bytes], FileResult]) -> FileResult:
+def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: Callable[..., FileResult]) -> FileResult:
     """`data` (bytes, any declared encoding) made to run as one of N processes, then migrated
-    (`migrate`: as a file is without --distributed). A pre-3.7 file's `async=` arguments are
-    renamed first (TP024, on the tokens, lines unchanged), so the steps read it in the same run."""
+    (`migrate(data, tree=None)`: as a file is without --distributed, reading `tree`, LibCST's tree
+    of `data` where the steps hold one, rather than parsing it again). A pre-3.7 file's `async=`
+    arguments are renamed first (TP024, on the tokens, lines unchanged), so the steps read it in
+    the same run."""
     renamed, rows = AsyncKeywordRule.rewrite(data, path) if PRE_37_ARGUMENT.search(data) else (data, [])
     result = _distribute_then_migrate(renamed, path, request, migrate)
     if not rows or result.error is not None:
@@ -49,7 +51,7 @@ def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: C
     return replace(result, findings=sorted(rows + result.findings, key=lambda f: (f.start_line, f.code)))
 
 
-def _distribute_then_migrate(data: bytes, path: str, request: Request, migrate: Callable[[bytes], FileResult]) -> FileResult:
+def _distribute_then_migrate(data: bytes, path: str, request: Request, migrate: Callable[..., FileResult]) -> FileResult:
     read = decoded(data) if MENTIONS_TORCH.search(data) else None
     if read is None:
         return migrate(data)
@@ -70,14 +72,15 @@ def _distribute_then_migrate(data: bytes, path: str, request: Request, migrate: 
         return _with_rows(migrate(data), [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why, SUBJECTS[NOTE_CODE])],
                           Distribution(False, False, why))
     notes = done.findings
+    tree = done.tree if encoding == "utf-8" else None  # (a tree from text knows no other encoding)
     if not done.changed:
         why = "" if not plan.entry else plan.already or "nothing to change"
-        return _with_rows(migrate(data), notes, Distribution(plan.entry, False, why))
+        return _with_rows(migrate(data, tree=tree), notes, Distribution(plan.entry, False, why))
     try:
         rewritten = done.source.encode(encoding)
     except UnicodeEncodeError:
         rewritten = None
-    result = migrate(rewritten) if rewritten is not None else None
+    result = migrate(rewritten, tree=tree) if rewritten is not None else None
     if result is None or result.error is not None:
         plain = migrate(data)
         why = f"not distributed: the rewritten file could not be migrated ({result.error if result else 'encoding'})"

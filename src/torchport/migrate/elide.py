@@ -25,12 +25,15 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import libcst as cst
+
 from torchport.migrate.mentions import Mentions
 from torchport.import_table import bound_names
 from torchport.pyast import AST_PARSE_ERRORS
 
 MARKER = b"torchport-elided"
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_CST_DEFINITIONS = frozenset({cst.FunctionDef, cst.ClassDef})
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,8 @@ class Elision:
     # ones of the file's `ast` tree, whose memory then goes back whole, for LibCST's parser)
     span_firsts: array = field(default_factory=lambda: array("l"))
     span_lasts: array = field(default_factory=lambda: array("l"))
+    # where each original lies among the definitions (`Definition.path`), and what it defines
+    set_aside: tuple[tuple[tuple[int, ...], bytes, str], ...] = ()
 
     @functools.cached_property
     def _hidden_through(self) -> list[int]:
@@ -74,6 +79,23 @@ class Elision:
             self.reduced_line(_first_line(node) if _first_line(node) in firsts else node.lineno) for node in tree.body
         ))
         return ast.Module(body(tree.body), []), lines
+
+    def definitions_in(self, module: cst.Module) -> set[cst.CSTNode] | None:
+        """The definitions of `module`, LibCST's tree of the whole source, that the stand-ins
+        stand for (None where one is not found there)."""
+        found = set()
+        for path, keyword, name in self.set_aside:
+            body, node = module.body, None
+            for index in path:
+                definitions = [s for s in body if type(s) in _CST_DEFINITIONS]
+                if index >= len(definitions):
+                    return None
+                node = definitions[index]
+                body = node.body.body if type(node.body) is cst.IndentedBlock else ()
+            if node is None or node.name.value != name or (type(node) is cst.ClassDef) != (keyword == b"class"):
+                return None
+            found.add(node)
+        return found
 
     def reduced_line(self, line: int) -> int:
         """Line `line` of the source (outside any set-aside definition, or the first of one) in `reduced`."""
@@ -135,13 +157,15 @@ class Definition(NamedTuple):
     keyword: bytes  # b"def" or b"class"
     name: str
     inner: tuple[Definition, ...] = ()  # a class's own definitions (set aside when it is kept)
+    # its place: the how-manyth definition of the module it is (of the class, then, for a method)
+    path: tuple[int, ...] = ()
 
 
 def definitions(tree: ast.Module, lines: list[bytes]) -> list[Definition]:
     """The definitions of `tree` (whose lines are those of `lines`, a whole file's) that a
     stand-in can replace, with the methods of their classes: read without the file's mentions,
     so that a file read in parts needs each part's tree once."""
-    return list(_definitions(tree.body, lines, outer_first_line=0))
+    return list(_definitions(tree.body, lines, outer_first_line=0, path=()))
 
 
 def elide_definitions(source: bytes, lines: list[bytes], found: list[Definition], names: set[str], mentions) -> Elision | None:
@@ -161,7 +185,7 @@ def elide_definitions(source: bytes, lines: list[bytes], found: list[Definition]
     pieces, stand_ins, originals, stand_in_lines, hidden_lines = [], [], [], [], []
     line = 1  # the next line of the source to copy
     reduced_line = 1
-    for index, (first, last, indent, keyword, name, _) in enumerate(spans):
+    for index, (first, last, indent, keyword, name, *_) in enumerate(spans):
         pieces.append(b"".join(lines[line - 1 : first - 1]))
         reduced_line += first - line
         original = b"".join(lines[first - 1 : last])
@@ -178,6 +202,7 @@ def elide_definitions(source: bytes, lines: list[bytes], found: list[Definition]
     return Elision(
         b"".join(pieces), tuple(stand_ins), tuple(originals), tuple(stand_in_lines), tuple(hidden_lines),
         array("l", (span.first for span in spans)), array("l", (span.last for span in spans)),
+        tuple((span.path, span.keyword, span.name) for span in spans),
     )
 
 
@@ -221,11 +246,9 @@ def _first_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
 
 
-def _definitions(body, lines: list[bytes], outer_first_line: int):
+def _definitions(body, lines: list[bytes], outer_first_line: int, path: tuple[int, ...]):
     """Each definition of `body` that could be set aside (a class with its own)."""
-    for node in body:
-        if not isinstance(node, _DEFINITIONS):
-            continue
+    for index, node in enumerate(node for node in body if isinstance(node, _DEFINITIONS)):
         first = _first_line(node)
         last = node.end_lineno
         if first <= outer_first_line or last is None:
@@ -234,8 +257,8 @@ def _definitions(body, lines: list[bytes], outer_first_line: int):
         if indent.strip() or (node.decorator_list and not lines[first - 1].lstrip().startswith(b"@")):
             continue
         is_class = isinstance(node, ast.ClassDef)
-        inner = tuple(_definitions(node.body, lines, outer_first_line=node.lineno)) if is_class else ()
-        yield Definition(first, last, indent, b"class" if is_class else b"def", node.name, inner)
+        inner = tuple(_definitions(node.body, lines, node.lineno, (*path, index))) if is_class else ()
+        yield Definition(first, last, indent, b"class" if is_class else b"def", node.name, inner, (*path, index))
 
 
 def _elidable(found: list[Definition], mentions_cuda):

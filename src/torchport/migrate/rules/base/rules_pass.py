@@ -14,8 +14,9 @@ from torchport.migrate.rules.base.rule import Rule
 class RulesPass(cst.CSTVisitor):
     """One walk of a module for all rules: records each node's parent, then calls the rules."""
 
-    def __init__(self, rules: list[Rule]) -> None:
+    def __init__(self, rules: list[Rule], aside: set[cst.CSTNode] = frozenset()) -> None:
         super().__init__()
+        self.aside = aside  # definitions visited themselves but not inside (what a set-aside one's stand-in shows)
         self.visitors: dict[str, list[Callable]] = defaultdict(list)
         self.leavers: dict[str, list[Callable]] = defaultdict(list)
         for rule in rules:
@@ -36,7 +37,7 @@ class RulesPass(cst.CSTVisitor):
             self.parents[node.func] = node
         for visit in self.visitors.get(type(node).__name__, ()):
             visit(node)
-        return True
+        return not self.aside or node not in self.aside
 
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
         pass  # (LibCST looks up a visit_<Node>_<attribute> method here, for every field of every node)
