@@ -304,17 +304,17 @@ class Layout:
     def extent(self, node: cst.CSTNode) -> tuple[int, int] | None:
         """(first, last): `order[first:last]` is `node` and every node below it, for a statement,
         a block or clause, or a lambda of this tree (None: another node)."""
+        if type(node) not in _EXTENDED:
+            return None
         raw = self._spans.get(node)
         if raw is not None:
             return raw[0], raw[1]
-        if self._base is None or type(node) not in _EXTENDED:
+        root = self._reused_root(node) if self._base is not None else None
+        if root is None:
             return None
-        root = self._reused_root(node)
-        found = None if root is None else self._base.extent(node)
-        if found is None:
-            return None
+        first, last = self._base.extent(node)
         moved = self._roots[root][0]
-        return found[0] + moved, found[1] + moved
+        return first + moved, last + moved
 
     def _reused_root(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The node taken whole from the base layout that holds `node` (None: none does)."""

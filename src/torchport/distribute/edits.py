@@ -55,9 +55,10 @@ class Read:
     @classmethod
     def tree_of(cls, text: str) -> cst.Module | None:
         """The tree of `text` the last step read or made (None: none of `text`, or not parsed)."""
-        made, last = cls._made, cls._last  # (read once: another thread may set them meanwhile)
-        if made is not None and made[0] == text:
-            return made[1]
+        made = cls.tree_made(text)
+        if made:
+            return made[0]
+        last = cls._last  # (read once: another thread may set it meanwhile)
         return last[1]._module if last is not None and last[0] == text else None
 
     @classmethod
@@ -256,9 +257,7 @@ def walk(node: cst.CSTNode, into_scopes: bool = True, layout: Layout | None = No
     where it holds `node`: a statement's nodes are a stretch of its order), else from the
     children of the trees read, built once per node."""
     laid_out = layout if layout is not None else _reading()
-    extent = laid_out.extent(node) if laid_out is not None and type(node) is not cst.Module else None
-    if extent is None and laid_out is not None and node is laid_out.module:
-        extent = (0, len(laid_out.order))
+    extent = _extent(laid_out, node) if laid_out is not None else None
     if extent is not None:
         yield from _stretch(laid_out, *extent, into_scopes)
         return
@@ -270,6 +269,11 @@ def walk(node: cst.CSTNode, into_scopes: bool = True, layout: Layout | None = No
         if not into_scopes and current is not node and type(current) in _SCOPE_TYPES:
             continue
         stack.extend(reversed(children(current)))
+
+
+def _extent(layout: Layout, node: cst.CSTNode) -> tuple[int, int] | None:
+    """`node`'s stretch of `layout`'s order (all of it for its module; None: no stretch known)."""
+    return (0, len(layout.order)) if node is layout.module else layout.extent(node)
 
 
 def _stretch(layout: Layout, first: int, last: int, into_scopes: bool) -> Iterator[cst.CSTNode]:
@@ -296,7 +300,7 @@ def nodes(node: cst.CSTNode, *kinds: type, into_scopes: bool = True) -> Iterable
     if reading is not None:
         if into_scopes and node is reading.module:
             return reading.of_types(wanted)
-        extent = reading.extent(node)
+        extent = _extent(reading, node)
         if extent is not None:
             return [n for n in _stretch(reading, *extent, into_scopes) if type(n) in wanted]
     return (n for n in walk(node, into_scopes) if type(n) in wanted)

@@ -268,6 +268,7 @@ def _read_parts(source: bytes, parts, mentioned: Mentions, device_kinds: bool, s
     followed = followed if top is not None and followed is not None and followed.search(seen) else None
     seen_lines = seen.splitlines(keepends=True) if followed is not None else []
     statement_lines = array("l")
+    whole_lines = array("l") if elision is not None and top is None else None  # (for a caller's tree of the whole file)
 
     def seen_trees():
         """The trees LibCST's input would give (the import table's), the lines of their statements
@@ -275,15 +276,14 @@ def _read_parts(source: bytes, parts, mentioned: Mentions, device_kinds: bool, s
         for tree in parts.trees():
             for node, start, first, last in top_level_lines(tree.body, elision):
                 statement_lines.append(start)
+                if whole_lines is not None:
+                    whole_lines.append(node.lineno)
                 if top is not None:
                     top.add(node, start, first, last, followed, b"".join(seen_lines[first - 1 : last]))
             yield elision.seen(tree)[0] if elision is not None else tree
 
     table = ImportTable.of_trees(seen_trees())
     devices_held = devices.names() if devices is not None else frozenset()
-    whole_lines = None
-    if elision is not None and top is None:
-        whole_lines = array("l", (start for tree in parts.trees() for _, start, _, _ in top_level_lines(tree.body, None)))
     return Reading(source, index_names, devices_held, table, elision, statement_lines, top, whole_lines=whole_lines)
 
 
