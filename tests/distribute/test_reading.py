@@ -210,7 +210,7 @@ def test_the_steps_hand_the_migration_the_tree_of_what_they_wrote(source, held):
     from torchport.distribute.driver import distribute_source
 
     done = distribute_source(source)
-    assert (done.tree is not None) == held
+    assert (done.laid_out is not None) == held
     if held:
-        assert done.tree.code == done.source
-        assert not Layout(done.tree).shared  # (each node held once: the migration's scope analysis copies nothing)
+        assert done.laid_out.code == done.source == done.laid_out.module.code
+        assert not Layout(done.laid_out.module).shared  # (each node held once: the migration's scope analysis copies nothing)

@@ -21,5 +21,5 @@ def test_the_readmes_npu_after_is_what_migrate_distributed_writes():
     before = _block("# train.py, as written for one GPU")
     npu = targets.get("npu")
     result = distribute_then_migrate(before.encode(), "train.py", Request(),
-                                     lambda data, tree=None: migrate_source(data, npu, "train.py", tree=tree))
+                                     lambda data, laid_out=None: migrate_source(data, npu, "train.py", laid_out=laid_out))
     assert result.source.decode() == _block("# --target npu --distributed")

@@ -13,8 +13,8 @@ from torchport.migrate.distributed import Request, distribute_then_migrate
 PRE37 = Path(__file__).resolve().parents[1] / "fidelity" / "projects" / "pre37_imagenet.py"
 
 
-def _migrate(data: bytes, name: str = PRE37.name, tree=None):
-    return migrate_source(data, targets.get("cpu"), name, tree=tree)
+def _migrate(data: bytes, name: str = PRE37.name, laid_out=None):
+    return migrate_source(data, targets.get("cpu"), name, laid_out=laid_out)
 
 
 def test_a_pre37_script_is_distributed_in_one_pass():
@@ -36,6 +36,6 @@ def test_running_it_again_changes_nothing():
 
 def test_a_name_called_async_is_migrated_without_the_steps_with_a_row_saying_why():
     data = b"import torch\nasync = True\nfor x in data:\n    model(x).backward()\n    optimizer.step()\n"
-    result = distribute_then_migrate(data, "old.py", Request(), lambda d, tree=None: _migrate(d, "old.py", tree))
+    result = distribute_then_migrate(data, "old.py", Request(), lambda d, laid_out=None: _migrate(d, "old.py", laid_out))
     assert not result.distribution.distributed
     assert "pre-3.7" in result.distribution.left_alone and "rename it" in result.distribution.left_alone

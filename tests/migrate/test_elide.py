@@ -12,6 +12,7 @@ from torchport import targets
 from torchport.migrate.device_indices import mentions_of
 from torchport.migrate.elide import MARKER, elide
 from torchport.import_table import ImportTable
+from torchport.migrate.rules.base.rules_pass import RulesPass
 from torchport.migrate.source import MENTIONS_CUDA, Reading, _migrate, _read, migrate_source
 
 HERE = Path(__file__).parent
@@ -287,22 +288,29 @@ def _tree_inputs():
 @pytest.mark.parametrize("target", PORTED)
 @pytest.mark.parametrize(("name", "source"), _tree_inputs(), ids=[name for name, _ in _tree_inputs()])
 def test_a_tree_the_caller_holds_is_migrated_as_a_parse_of_the_file_would_be(name, source, target, monkeypatch):
-    """--distributed hands the migration the tree its steps made: read whole, not parsed, with the
-    rules passing by what would be set aside, it gives what a parse of the file gives."""
+    """--distributed hands the migration the layout of the tree its steps made: read whole, not
+    parsed, walked in the layout's order, with the rules passing by what would be set aside and
+    the rows' lines read in the layout, it gives what a parse of the file gives."""
     import libcst as cst
 
+    from torchport.layout import Layout
     from torchport.migrate import source as source_module
 
-    tree = cst.parse_module(source)
+    laid_out = Layout(cst.parse_module(source))
     parsed = migrate_source(source, targets.get(target), name)
 
     def no_parse_of_the_file(text, *args, **kwargs):  # (rules still parse snippets of their own)
         assert text != source, "the file parsed, with its tree at hand"
         return parse(text, *args, **kwargs)
 
-    parse = cst.parse_module
+    def no_rules_visit(self, visitor):
+        assert not isinstance(visitor, RulesPass), "the rules visited the module, with its layout at hand"
+        return visit(self, visitor)
+
+    parse, visit = cst.parse_module, cst.Module.visit
     monkeypatch.setattr(source_module.cst, "parse_module", no_parse_of_the_file)
-    handed = migrate_source(source, targets.get(target), name, tree=tree)
+    monkeypatch.setattr(cst.Module, "visit", no_rules_visit)
+    handed = migrate_source(source, targets.get(target), name, laid_out=laid_out)
     assert handed.source == parsed.source
     assert _rows(handed) == _rows(parsed)
     assert handed.error == parsed.error

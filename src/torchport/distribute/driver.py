@@ -12,6 +12,7 @@ from torchport.distribute import detect, loaders, model, rank_zero, setup, spawn
 from torchport.distribute.changes import SUBJECTS, Change
 from torchport.distribute.edits import Read
 from torchport.distribute.lines import back, line_map
+from torchport.layout import Layout
 from torchport.findings import Finding
 
 
@@ -31,9 +32,10 @@ class Distributed:
     source: str  # the file's source, rewritten (itself when nothing changed)
     findings: list[Finding] = field(default_factory=list)  # at the lines of the file as read
     plan: detect.Plan | None = None  # what detect.read found (None: not valid Python)
-    # LibCST's tree of `source` as the steps read or made it (each node held once), for the
-    # migration to read rather than parse again (None: they hold none)
-    tree: cst.Module | None = None
+    # the layout of LibCST's tree of `source` as the steps read or made it (each node held once;
+    # `laid_out.module` is the tree), for the migration to read rather than parse again (None:
+    # they hold none)
+    laid_out: Layout | None = None
 
     @property
     def changed(self) -> bool:
@@ -64,7 +66,7 @@ def distribute_source(source: str, path: str = "<string>", options: Options = Op
     not distributed already (detect.py says which); otherwise unchanged, with a row saying why."""
     try:
         done = _distribute(source, path, options)
-        done.tree = Read.tree_of(done.source)
+        done.laid_out = Read.laid_out(done.source)
         return done
     finally:
         Read.forget()

@@ -53,13 +53,14 @@ class Read:
         forget_children()
 
     @classmethod
-    def tree_of(cls, text: str) -> cst.Module | None:
-        """The tree of `text` the last step read or made (None: none of `text`, or not parsed)."""
+    def laid_out(cls, text: str) -> Layout | None:
+        """The layout of the tree of `text` the last step read or made (None: none of `text`, or
+        not laid out)."""
         made = cls.tree_made(text)
         if made:
-            return made[0]
+            return made[1]
         last = cls._last  # (read once: another thread may set it meanwhile)
-        return last[1]._module if last is not None and last[0] == text else None
+        return last[1]._layout if last is not None and last[0] == text else None
 
     @classmethod
     def tree_made(cls, text: str) -> tuple[cst.Module, Layout] | tuple[()]:

@@ -40,8 +40,8 @@ class Request:
 
 def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: Callable[..., FileResult]) -> FileResult:
     """`data` (bytes, any declared encoding) made to run as one of N processes, then migrated
-    (`migrate(data, tree=None)`: as a file is without --distributed, reading `tree`, LibCST's tree
-    of `data` where the steps hold one, rather than parsing it again). A pre-3.7 file's `async=`
+    (`migrate(data, laid_out=None)`: as a file is without --distributed, reading `laid_out`, the
+    layout of LibCST's tree of `data` where the steps hold one, rather than parsing it again). A pre-3.7 file's `async=`
     arguments are renamed first (TP024, on the tokens, lines unchanged), so the steps read it in
     the same run."""
     renamed, rows = AsyncKeywordRule.rewrite(data, path) if PRE_37_ARGUMENT.search(data) else (data, [])
@@ -72,15 +72,15 @@ def _distribute_then_migrate(data: bytes, path: str, request: Request, migrate: 
         return _with_rows(migrate(data), [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why, SUBJECTS[NOTE_CODE])],
                           Distribution(False, False, why))
     notes = done.findings
-    tree = done.tree if encoding == "utf-8" else None  # (a tree from text knows no other encoding)
+    laid_out = done.laid_out if encoding == "utf-8" else None  # (a tree from text knows no other encoding)
     if not done.changed:
         why = "" if not plan.entry else plan.already or "nothing to change"
-        return _with_rows(migrate(data, tree=tree), notes, Distribution(plan.entry, False, why))
+        return _with_rows(migrate(data, laid_out=laid_out), notes, Distribution(plan.entry, False, why))
     try:
         rewritten = done.source.encode(encoding)
     except UnicodeEncodeError:
         rewritten = None
-    result = migrate(rewritten, tree=tree) if rewritten is not None else None
+    result = migrate(rewritten, laid_out=laid_out) if rewritten is not None else None
     if result is None or result.error is not None:
         plain = migrate(data)
         why = f"not distributed: the rewritten file could not be migrated ({result.error if result else 'encoding'})"

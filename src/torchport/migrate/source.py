@@ -23,6 +23,7 @@ from torchport.distribute.lines import back, line_map
 from torchport.errors import INTERNAL_ERROR
 from torchport.findings import Finding, Operation
 from torchport.import_table import ImportTable
+from torchport.layout import Layout
 from torchport.migrate.rules import RULES
 from torchport.migrate.rules.base.context import FileContext, NameAnalysisError
 from torchport.migrate.rules.base.fixes import ApplyFixes
@@ -114,24 +115,24 @@ class Reading:
     statement_lines: array | None = None  # where each top-level statement LibCST sees starts (lines.py)
     top_level: pieces.TopLevel | None = None  # what LibCST sees, where it sees it in pieces (pieces.py)
     readable: bool = True  # whether `ast` could read the file
-    whole_lines: array | None = None  # statement_lines in the whole file, where definitions were set aside
 
 
 def migrate_source(
     source: bytes, target: Target, path: str = "<string>", apply_affinity: bool = False, keep_apex: bool | None = None,
-    chosen: RuleSelection = ALL, tree: cst.Module | None = None,
+    chosen: RuleSelection = ALL, laid_out: Layout | None = None,
 ) -> FileResult:
     """Migrate Python `source` (bytes, any declared encoding) to `target`; `apply_affinity`: also
     make the affinity swaps that keep behaviour (see rules/affinity.py); `keep_apex`: whether apex
     code stays as written (`migrate --apex keep`; None: where the target keeps it); `chosen`: the
-    rules that run (--select / --ignore); `tree`: LibCST's tree of `source` where the caller holds
-    one (each node held once, as --distributed's steps leave it), read rather than parsed again."""
+    rules that run (--select / --ignore); `laid_out`: the layout of LibCST's tree of `source` where
+    the caller holds one (each node held once, as --distributed's steps leave it): the tree is read
+    rather than parsed again, walked in the layout's order and its lines read there."""
     kept = target.keeps_apex if keep_apex is None else keep_apex
     if target.runs_cuda_code or not mentions(target.name, chosen).search(source):  # (CUDA on CUDA: nothing to move)
         return tree_result(source, target, path, chosen)
     rewritten, early = _rewrite_tokens(source, target, path, chosen)
-    tree = tree if rewritten == source else None  # (a token rule's rewrite is another text)
-    result = _migrate_parsed(rewritten, target, path, apply_affinity, kept, chosen, tree)
+    laid_out = laid_out if rewritten == source else None  # (a token rule's rewrite is another text)
+    result = _migrate_parsed(rewritten, target, path, apply_affinity, kept, chosen, laid_out)
     if result.error is not None:
         return FileResult(source, error=result.error) if early else result
     tree = tree_result(rewritten, target, path, chosen)
@@ -182,19 +183,18 @@ def _rewrite_tokens(source: bytes, target: Target, path: str, chosen: RuleSelect
 
 def _migrate_parsed(
     source: bytes, target: Target, path: str, apply_affinity: bool, keep_apex: bool, chosen: RuleSelection = ALL,
-    tree: cst.Module | None = None,
+    laid_out: Layout | None = None,
 ) -> FileResult:
     """Migrate `source`, which the token rules have seen, with LibCST (the parts that matter, or
-    all of `tree`, the caller's tree of it: nothing to parse, so nothing to set aside)."""
+    all of `laid_out`'s tree, the caller's tree of it: nothing to parse, so nothing to set aside)."""
     read = lambda set_aside=True: _read(  # noqa: E731
         source, mentions(target.name, chosen), target.device_function is not None, set_aside, follows(target.name, chosen))
     reading = read()
-    if tree is not None and len(source) <= pieces.MIGRATE_WHOLE_BYTES:  # (a larger input is migrated in pieces)
+    if laid_out is not None and len(source) <= pieces.MIGRATE_WHOLE_BYTES:  # (a larger input is migrated in pieces)
         elision = reading.elision
-        aside = elision.definitions_in(tree) if elision is not None else set()
+        aside = elision.definitions_in(laid_out.module) if elision is not None else set()
         if aside is not None:  # (the rules pass by what the reduced source would set aside)
-            whole = replace(reading, statement_lines=reading.whole_lines) if elision is not None else reading
-            return _migrate(source, target, path, whole, apply_affinity, keep_apex, chosen, tree, aside)
+            return _migrate(source, target, path, reading, apply_affinity, keep_apex, chosen, laid_out, aside)
     if not reading.readable and len(source) > pieces.READ_WHOLE_BYTES:  # (LibCST's parse would cost gigabytes)
         return FileResult(source, error=_compile_error(source, path) or "could not be read")
     elision = reading.elision
@@ -268,7 +268,6 @@ def _read_parts(source: bytes, parts, mentioned: Mentions, device_kinds: bool, s
     followed = followed if top is not None and followed is not None and followed.search(seen) else None
     seen_lines = seen.splitlines(keepends=True) if followed is not None else []
     statement_lines = array("l")
-    whole_lines = array("l") if elision is not None and top is None else None  # (for a caller's tree of the whole file)
 
     def seen_trees():
         """The trees LibCST's input would give (the import table's), the lines of their statements
@@ -276,15 +275,13 @@ def _read_parts(source: bytes, parts, mentioned: Mentions, device_kinds: bool, s
         for tree in parts.trees():
             for node, start, first, last in top_level_lines(tree.body, elision):
                 statement_lines.append(start)
-                if whole_lines is not None:
-                    whole_lines.append(node.lineno)
                 if top is not None:
                     top.add(node, start, first, last, followed, b"".join(seen_lines[first - 1 : last]))
             yield elision.seen(tree)[0] if elision is not None else tree
 
     table = ImportTable.of_trees(seen_trees())
     devices_held = devices.names() if devices is not None else frozenset()
-    return Reading(source, index_names, devices_held, table, elision, statement_lines, top, whole_lines=whole_lines)
+    return Reading(source, index_names, devices_held, table, elision, statement_lines, top)
 
 
 def _at_original_lines(finding: Finding, elision: Elision) -> Finding:
@@ -294,25 +291,26 @@ def _at_original_lines(finding: Finding, elision: Elision) -> Finding:
 
 def _migrate(
     source: bytes, target: Target, path: str, reading: Reading, apply_affinity: bool = False, keep_apex: bool = False,
-    chosen: RuleSelection = ALL, module: cst.Module | None = None, aside: set[cst.CSTNode] = frozenset(),
+    chosen: RuleSelection = ALL, laid_out: Layout | None = None, aside: set[cst.CSTNode] = frozenset(),
 ) -> FileResult:
-    """Migrate all of `source` (the whole file, or its reduced form) with LibCST (`module`: its
-    tree, where the caller holds one; `aside`: definitions of it whose insides the rules pass by,
-    as they would pass by a stand-in)."""
+    """Migrate all of `source` (the whole file, or its reduced form) with LibCST (`laid_out`: the
+    layout of its tree, where the caller holds one; `aside`: definitions of it whose insides the
+    rules pass by, as they would pass by a stand-in)."""
     if _in_pieces(source, reading):
         return _migrate_in_pieces(source, target, path, reading, apply_affinity, keep_apex, chosen)
     try:
-        module = cst.parse_module(source) if module is None else module
+        module = cst.parse_module(source) if laid_out is None else laid_out.module
     except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as error:
         return FileResult(source, error=_compile_error(source, path) or _one_line(error))
     context = FileContext(
         target=target, path=path, module=module, imports=reading.imports, device_index_names=reading.indices,
         device_names=reading.devices,
         apply_affinity=apply_affinity, keep_apex=keep_apex, whole_source=reading.whole,
-        statement_lines=reading.statement_lines,
+        statement_lines=reading.statement_lines, layout=laid_out,
     )
+    walk = RulesPass([rule(context) for rule in walking_rules(target.name, chosen)], aside)
     try:
-        module.visit(RulesPass([rule(context) for rule in walking_rules(target.name, chosen)], aside))
+        walk.through(laid_out) if laid_out is not None else module.visit(walk)
     except NameAnalysisError as error:
         return FileResult(source, error=f"could not analyse names: {_one_line(error.__cause__)}")
     suppressed = _suppressed(context, source, module.encoding)

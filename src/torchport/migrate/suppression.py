@@ -101,10 +101,7 @@ def drop_suppressed(context, suppressions: Suppressions | None) -> list[Finding]
     cover; return the rows taken out."""
     if suppressions is None or not context.reported:
         return []
-    from torchport.migrate.lines import node_lines  # (LibCST: only for a file that has suppressions)
-
-    nodes = {row[0] for row in context.reported} | set(context.fixes)
-    lines = node_lines(context.module, nodes, context.statement_lines, context.parents)
+    lines = context.lines_of({row[0] for row in context.reported} | set(context.fixes))
     start = lambda node: lines.get(node, (0, 0))[0]  # noqa: E731
     kept, dropped = [], []
     for row in context.reported:

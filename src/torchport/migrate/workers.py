@@ -115,12 +115,12 @@ def migrate_one(job: Job, choices: Choices | str) -> FileResult:
     if skips_file(job.data):
         return FileResult(job.data, error=SKIP_REASON)
 
-    def migrate(data: bytes, tree=None) -> FileResult:
+    def migrate(data: bytes, laid_out=None) -> FileResult:
         if target.runs_cuda_code or not mentions(target.name, chosen).search(data):  # (CUDA on CUDA: nothing to move)
             error = _parse_error(data)
             return FileResult(data, error=error) if error else tree_result(data, target, job.relative, chosen)
         return migrate_source(data, target, job.relative, choices.apply_affinity, keep_apex=mode == KEEP, chosen=chosen,
-                              tree=tree)
+                              laid_out=laid_out)
 
     def distribute_and_migrate(data: bytes) -> FileResult:
         if request is None:

@@ -15,6 +15,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
 
 from torchport.findings import Finding
+from torchport.layout import Layout
 from torchport.migrate.lines import node_lines
 from torchport.import_table import ImportTable
 from torchport.targets import Target
@@ -65,6 +66,7 @@ class FileContext:
     whole_source: bytes = b""  # the whole file, as read (the rules may walk a reduced one: see elide.py)
     qualified_names: dict[cst.CSTNode, str | None] = field(default_factory=dict)  # Rule.qualified_name's answers
     statement_lines: Sequence[int] | None = None  # where the module's top-level statements start (lines.py)
+    layout: Layout | None = None  # the module's layout, where the caller holds one: lines are read there
     once: set[str] = field(default_factory=set)  # what was reported once for the file (its pieces share it)
     # the whole file's top-level import lines, where the rules walk it in pieces (pieces.py)
     file_imports: Sequence[cst.SimpleStatementLine] | None = None
@@ -130,9 +132,16 @@ class FileContext:
         except Exception as error:  # (it fails on some odd code)
             raise NameAnalysisError from error
 
+    def lines_of(self, nodes: set[cst.CSTNode]) -> dict[cst.CSTNode, tuple[int, int]]:
+        """(first line, last line) of each of `nodes` (of the module) found there."""
+        if self.layout is None:
+            return node_lines(self.module, nodes, self.statement_lines, self.parents)
+        lines = self.layout.lines
+        return {node: lines[node] for node in nodes if node in lines}
+
     def findings(self) -> list[Finding]:
         """The rows reported so far, with their lines."""
-        lines = node_lines(self.module, {node for node, *_ in self.reported}, self.statement_lines, self.parents)
+        lines = self.lines_of({node for node, *_ in self.reported})
         rows = [
             Finding(self.path, *lines.get(node, (0, 0)), code, operation, message, *extra)
             for node, code, operation, message, *extra in self.reported

@@ -1,5 +1,9 @@
 """The one walk of a file for all rules (as TorchFix batches its visitors): each node's parent
-recorded on the way, then every rule's `visit_<Node>` / `leave_<Node>` called."""
+recorded on the way, then every rule's `visit_<Node>` / `leave_<Node>` called.
+
+LibCST's `visit` builds each node anew on the way back up, even for a visitor that changes
+nothing. Where the module's layout is at hand (--distributed's steps hand theirs over), the walk
+reads the layout's order instead, which is a visit's order: the same calls, nothing built."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Callable
 
 import libcst as cst
 
+from torchport.layout import Layout
 from torchport.migrate.rules.base.rule import Rule
 
 
@@ -39,6 +44,31 @@ class RulesPass(cst.CSTVisitor):
             visit(node)
         return not self.aside or node not in self.aside
 
+    def through(self, layout: Layout) -> None:
+        """`layout.module.visit(self)`, read from the layout: each node visited in its order,
+        and left once the nodes below it are (a node the order goes on from is not its parent)."""
+        order, parents, visit, leave = layout.order, layout.parents, self.on_visit, self.on_leave
+        entered: list[cst.CSTNode] = []
+        at, end = 0, len(order)
+        while at < end:
+            node = order[at]
+            above = parents.get(node)
+            while entered and entered[-1] is not above:
+                leave(entered.pop())
+            at += 1
+            if visit(node):
+                entered.append(node)
+                continue
+            leave(node)  # (as LibCST leaves a node whose inside it does not visit)
+            extent = layout.extent(node)
+            if extent is not None:
+                at = extent[1]
+            else:
+                while at < end and _below(order[at], node, parents):
+                    at += 1
+        while entered:
+            leave(entered.pop())
+
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
         pass  # (LibCST looks up a visit_<Node>_<attribute> method here, for every field of every node)
 
@@ -49,3 +79,11 @@ class RulesPass(cst.CSTVisitor):
         for leave in self.leavers.get(type(original_node).__name__, ()):
             leave(original_node)
         self.stack.pop()
+
+
+def _below(node: cst.CSTNode, above: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> bool:
+    while node is not None:
+        node = parents.get(node)
+        if node is above:
+            return True
+    return False
