@@ -22,7 +22,7 @@ from torchport.ops.check import backends
 from torchport.targets.kernels import CUDA
 
 NPU = targets.get("npu")
-CHANGE = min(code for code in CODES if code != from_npu.NOTE_CODE)  # (any of the conversion's change codes)
+CHANGE = min(code for code in CODES if code != from_npu.NOTE.code)  # (any of the conversion's change codes)
 
 NPU_TRAIN = f"""\
 import torch
@@ -120,7 +120,7 @@ def test_a_conversion_that_fails_costs_the_file_its_conversion_only(monkeypatch)
     monkeypatch.setattr(driver, "convert_source", broken)
     result = _migrated(NPU_TRAIN, "cpu", source=from_npu.FROM_NPU)
     assert result.error is None
-    notes = [f for f in result.findings if f.code == from_npu.NOTE_CODE]
+    notes = [f for f in result.findings if f.code == from_npu.NOTE.code]
     assert [(f.start_line, f.operation) for f in notes] == [(0, Operation.NOTE)]
     assert "internal error (KeyError: 'npu_format_cast')" in notes[0].message
     assert result.source.decode() == _migrated(NPU_TRAIN, "cpu").source.decode()  # migrated as read
@@ -130,7 +130,7 @@ def test_a_conversion_into_text_the_files_encoding_cannot_hold_is_not_made(monke
     monkeypatch.setattr(driver, "convert_source", lambda text, path, target: Conversion(text + "# \u2603\n", [], True))
     source = "# -*- coding: latin-1 -*-\n" + NPU_TRAIN
     result = _migrated(source, "cpu", source=from_npu.FROM_NPU)
-    assert [f.code for f in result.findings if f.code in CODES] == [from_npu.NOTE_CODE]
+    assert [f.code for f in result.findings if f.code in CODES] == [from_npu.NOTE.code]
     assert "the file's encoding (iso-8859-1)" in result.findings[0].message
 
 

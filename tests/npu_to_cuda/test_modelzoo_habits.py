@@ -106,7 +106,7 @@ def test_int32_casts_that_reach_a_loss_become_int64_and_others_stay():
     converted = convert_source(source, "net.py", CPU)
     assert "self.criterion(x, labels.to(dtype=torch.int64))" in converted.source
     assert "lengths = lengths.int()" in converted.source  # (no loss reads it)
-    rows = [f for f in converted.findings if f.code == LABELS]
+    rows = [f for f in converted.findings if f.code == LABELS.code]
     assert [(f.start_line, f.operation) for f in rows] == [(13, Operation.MODIFY)]
     assert convert_source(converted.source, "net.py", CPU).source == converted.source
 

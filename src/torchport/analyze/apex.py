@@ -12,6 +12,7 @@ import ast
 from pathlib import Path
 from typing import NamedTuple
 
+from torchport.apex_to_torch.changes import NOTE
 from torchport.apex_to_torch.driver import MENTIONS_APEX
 from torchport.apis import apex
 from torchport.findings import Finding, Operation
@@ -123,7 +124,7 @@ def apex_rows(options: engine.Options, outcome: engine.Outcome, target: Target) 
             name = (source.prefix / relative).as_posix()
             for use in apex_uses(_read(source.base / relative)):
                 tip = becomes(use.api, target, mode, ways.get(name, ""))
-                rows.append(Finding(name, use.line, use.end_line, "TP300", Operation.NOTE, tip, api=use.api))
+                rows.append(Finding(name, use.line, use.end_line, NOTE.code, Operation.NOTE, tip, api=use.api))
     return rows
 
 

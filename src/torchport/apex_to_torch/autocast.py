@@ -12,14 +12,13 @@ import libcst as cst
 
 from torchport.apis import amp, apex
 from torchport.apex_to_torch import initialize, scale_loss
-from torchport.apex_to_torch.changes import Unconvertible
+from torchport.apex_to_torch.changes import AMP_INITIALIZE, Unconvertible
 from torchport.apex_to_torch.references import uses
 from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Edits, Read, assigned_targets, calls, code, walk
 from torchport.findings import Operation
 
-CODE = "TP301"
 AUTOCAST = 'torch.amp.autocast("cuda", dtype=torch.float16'  # (CUDA's dialect: the migration names the target's)
 
 
@@ -132,6 +131,6 @@ def wrap_forward(text: str, plan) -> tuple[str, list[Change]]:
         for statement in inside[1:]:
             edits.remove(statement)
         start, end = found.line(r.start), found.end_line(r.end)
-        changes.append(Change(start, end, CODE, Operation.INSERT,
+        changes.append(Change(start, end, AMP_INITIALIZE.code, Operation.INSERT,
                               f"the forward pass under {context}: what amp's opt level did to it", apex.INITIALIZE))
     return edits.apply(found), changes

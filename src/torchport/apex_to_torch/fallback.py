@@ -8,7 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.apis import apex
-from torchport.apex_to_torch.changes import Unconvertible
+from torchport.apex_to_torch.changes import FALLBACK, NOTE, Unconvertible
 from torchport.apex_to_torch.imports import apex_imports, imported_names, is_apex_alias, module_of
 from torchport.apex_to_torch.reading import read
 from torchport.apex_to_torch.references import uses
@@ -16,8 +16,6 @@ from torchport.distribute.changes import Change
 from torchport.distribute.edits import Edits, Read, dotted
 from torchport.findings import Operation
 
-CODE = "TP307"
-NOTE_CODE = "TP300"
 
 
 def compat_module(module: str) -> str:
@@ -42,11 +40,11 @@ def to_compat(text: str, why: Unconvertible, keep: tuple[str, ...] = ()) -> tupl
         else:
             edits.replace(node, node.with_changes(names=[_compat_alias(node, a) for a in node.names]))
             what = f"import {item.module} -> import {compat_module(item.module)}"
-        changes.append(Change(line, line, CODE, Operation.MODIFY,
+        changes.append(Change(line, line, FALLBACK.code, Operation.MODIFY,
                               f"{what}: the stand-in package, as the file is not rewritten to native torch: {reason}",
                               item.module))
     changes += _kernels_to_compat(found, edits, reason)
-    changes += [Change(at, at, NOTE_CODE, Operation.NOTE, note, apex.FP16_UTILS) for at, note in why.notes]
+    changes += [Change(at, at, NOTE.code, Operation.NOTE, note, apex.FP16_UTILS) for at, note in why.notes]
     return edits.apply(found), changes
 
 
@@ -61,7 +59,7 @@ def _kernels_to_compat(found: Read, edits: Edits, reason: str) -> list[Change]:
                      if dotted(a.name) == apex.AMP_C else a for a in node.names]
             edits.replace(node, node.with_changes(names=names))
             line = found.line(node)
-            changes.append(Change(line, line, CODE, Operation.MODIFY,
+            changes.append(Change(line, line, FALLBACK.code, Operation.MODIFY,
                                   f"import {apex.AMP_C} -> import {apex.COMPAT_AMP_C}: apex's kernels on torch's "
                                   f"foreach ops, beside the stand-in package: {reason}", apex.AMP_C))
     return changes

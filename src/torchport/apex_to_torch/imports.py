@@ -9,7 +9,8 @@ from typing import NamedTuple
 import libcst as cst
 
 from torchport.apis import apex
-from torchport.apex_to_torch.changes import Unconvertible
+from torchport.apex_to_torch.changes import (AMP_INITIALIZE, FUSED_NORMALIZATION, FUSED_OPTIMIZERS, PARALLEL_MODULES,
+                                             Unconvertible)
 from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import (Edits, Read, code, dotted, first_code, is_docstring, is_future_import,
@@ -97,11 +98,13 @@ def _is_constant_assignment(small: cst.BaseSmallStatement) -> bool:
 
 
 # The conversion's code for an import by the apex module it names.
-CODES = {"apex.optimizers": "TP304", "apex.parallel": "TP305", "apex.normalization": "TP306"}
+CODES = {"apex.optimizers": FUSED_OPTIMIZERS.code, "apex.parallel": PARALLEL_MODULES.code,
+         "apex.normalization": FUSED_NORMALIZATION.code}
 
 
 def code_for(module: str) -> str:
-    return next((c for prefix, c in CODES.items() if module == prefix or module.startswith(prefix + ".")), "TP301")
+    return next((c for prefix, c in CODES.items() if module == prefix or module.startswith(prefix + ".")),
+                AMP_INITIALIZE.code)
 
 
 def rewrite_imports(text: str, plan) -> tuple[str, list[Change]]:
@@ -231,7 +234,8 @@ def _unwrap(found: Read, edits: Edits, holder, gone: set) -> list[Change]:
     if isinstance(holder, cst.If):
         if not left and holder.orelse is None:
             edits.remove(holder)
-            return [Change(line, line, "TP301", Operation.DELETE, "the if that only imported apex removed", APEX)]
+            return [Change(line, line, AMP_INITIALIZE.code, Operation.DELETE, "the if that only imported apex removed",
+                           APEX)]
         return []
     if not (all(catches_import_error(h) for h in holder.handlers) and holder.finalbody is None
             and all(is_flag(s) for s in left)):
@@ -242,10 +246,10 @@ def _unwrap(found: Read, edits: Edits, holder, gone: set) -> list[Change]:
         edits.insert_before(holder, kept)
     edits.remove(holder)
     if not kept:
-        return [Change(line, line, "TP301", Operation.DELETE, "the try around the apex import removed: nothing is "
-                                                              "left in it", APEX)]
+        return [Change(line, line, AMP_INITIALIZE.code, Operation.DELETE,
+                       "the try around the apex import removed: nothing is left in it", APEX)]
     flags = "; ".join(code(s).strip() for s in kept)
-    return [Change(line, line, "TP301", Operation.MODIFY,
+    return [Change(line, line, AMP_INITIALIZE.code, Operation.MODIFY,
                    f"the try around the apex import unwrapped ({flags}): the script takes its apex path, now native",
                    APEX)]
 
@@ -265,7 +269,8 @@ def _needed(found: Read, edits: Edits, plan) -> list[Change]:
     else:
         edits.append(found.module, new)
         line = 1
-    return [Change(line, line, "TP301", Operation.INSERT, f"import {m}: the native code reads it", m) for m in wanted]
+    return [Change(line, line, AMP_INITIALIZE.code, Operation.INSERT, f"import {m}: the native code reads it", m)
+            for m in wanted]
 
 
 def _last_import(module: cst.Module) -> cst.BaseStatement | None:

@@ -10,7 +10,7 @@ import libcst as cst
 
 from torchport.apis import apex
 from torchport.apex_to_torch import arguments
-from torchport.apex_to_torch.changes import Unconvertible
+from torchport.apex_to_torch.changes import AMP_INITIALIZE, Unconvertible
 from torchport.apex_to_torch.imports import catches_import_error, only_apex
 from torchport.apex_to_torch.references import Use, uses
 from torchport.apex_to_torch.reading import read
@@ -18,7 +18,6 @@ from torchport.distribute.changes import Change
 from torchport.distribute.edits import SCOPES, Edits, Read, code, first_code, statements, walk
 from torchport.findings import Operation
 
-CODE = "TP301"
 GRAD_SCALER = 'torch.amp.GradScaler("cuda"'  # (CUDA's dialect: the migration names the target's device)
 DROPPED = apex.INITIALIZE_NATIVE_ALREADY
 APEX_ONLY = apex.INITIALIZE_APEX_ONLY
@@ -209,7 +208,7 @@ def rewrite(text: str, plan) -> tuple[str, list[Change]]:
                 s is init.statement or _apex_only(s) for s in init.guard.body.body):
             edits.remove(init.guard)
             at = found.line(init.guard)
-            changes.append(Change(at, at, CODE, Operation.DELETE,
+            changes.append(Change(at, at, AMP_INITIALIZE.code, Operation.DELETE,
                                   f"`if {code(init.guard.test)}:` removed: it only imported apex and initialized amp "
                                   "(the scaler above it is on under the same condition)", apex.INITIALIZE))
     new = [*here, *kept]
@@ -220,10 +219,10 @@ def rewrite(text: str, plan) -> tuple[str, list[Change]]:
     where = "at the module's top (its uses are in other functions)" if plan.at_module else "here"
     what = {"O3": "the models cast to float16 as O3 does, no autocast",
             "O0": "O0: no autocast, nothing scaled"}.get(init.opt_level, f"{init.opt_level}: the forward pass under autocast")
-    changes += [Change(line, found.end_line(init.call), CODE, Operation.MODIFY,
+    changes += [Change(line, found.end_line(init.call), AMP_INITIALIZE.code, Operation.MODIFY,
                       f"amp.initialize -> {plan.scaler} = {plan.scaler_call} {where}; {what}; models and optimizers "
                       "are used as they are", apex.INITIALIZE)]
-    changes += [Change(found.line(arg), found.line(arg), CODE, Operation.DELETE,
+    changes += [Change(found.line(arg), found.line(arg), AMP_INITIALIZE.code, Operation.DELETE,
                        f"amp.initialize({name}=...) dropped: {DROPPED[name]}", apex.INITIALIZE)
                 for name, arg in init.dropped]
     return edits.apply(found), changes

@@ -9,7 +9,7 @@ import libcst as cst
 
 from torchport.apis import apex
 from torchport.apex_to_torch import arguments
-from torchport.apex_to_torch.changes import Unconvertible
+from torchport.apex_to_torch.changes import FUSED_NORMALIZATION, FUSED_OPTIMIZERS, PARALLEL_MODULES, Unconvertible
 from torchport.apex_to_torch.references import REPLACEMENTS, Use, uses
 from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
@@ -18,8 +18,9 @@ from torchport.findings import Operation
 
 TORCHPORT_OPTIM = "torchport.optim"
 NO_SPACES = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-CODES = {**{name: "TP304" for name in apex.OPTIMIZERS}, **{name: "TP305" for name in apex.PARALLEL},
-         **{name: "TP306" for name in apex.NORMALIZATION}}
+CODES = {**{name: FUSED_OPTIMIZERS.code for name in apex.OPTIMIZERS},
+         **{name: PARALLEL_MODULES.code for name in apex.PARALLEL},
+         **{name: FUSED_NORMALIZATION.code for name in apex.NORMALIZATION}}
 
 
 def why_dropped(parameter: str) -> str:

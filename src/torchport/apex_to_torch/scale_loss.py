@@ -11,14 +11,13 @@ import libcst as cst
 from torchport.apis import apex
 from torchport.apis.amp import GRADIENT_CLIPS
 from torchport.apex_to_torch import arguments
-from torchport.apex_to_torch.changes import Unconvertible
+from torchport.apex_to_torch.changes import LOSS_SCALING, Unconvertible
 from torchport.apex_to_torch.references import Use, uses
 from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Edits, Read, calls, code, statements, walk
 from torchport.findings import Operation
 
-CODE = "TP302"
 DROPPED = apex.SCALE_LOSS_NATIVE_ALREADY
 
 
@@ -196,7 +195,7 @@ def rewrite_steps(text: str, plan) -> tuple[str, list[Change]]:
             by_block.setdefault(id(block), []).append(statement)
             blocks[id(block)] = block
             line = found.line(statement)
-            changes.append(Change(line, line, CODE, Operation.MODIFY,
+            changes.append(Change(line, line, LOSS_SCALING.code, Operation.MODIFY,
                                   f"{optimizer}.step() -> {plan.scaler}.step({optimizer}) (skipped when the scaled "
                                   "gradients hold inf/nan, as apex skips it)", apex.SCALE_LOSS))
     for key, steps in by_block.items():
@@ -204,7 +203,7 @@ def rewrite_steps(text: str, plan) -> tuple[str, list[Change]]:
         last = max(steps, key=body.index)
         edits.insert_after(last, statements(f"{plan.scaler}.update()\n"))
         line = found.line(last)
-        changes.append(Change(line, line, CODE, Operation.INSERT,
+        changes.append(Change(line, line, LOSS_SCALING.code, Operation.INSERT,
                               f"{plan.scaler}.update() after the step: the loss scale grows or backs off once per "
                               "iteration", apex.SCALE_LOSS))
     return edits.apply(found), changes
@@ -224,8 +223,9 @@ def _unscaled_before_clipping(found: Read, edits: Edits, site: Site, step: cst.S
     clip = found.statement_of(min(clips, key=found.line))
     edits.insert_before(clip, statements(f"{scaler}.unscale_({optimizer})\n"))
     at = found.line(clip)
-    return [Change(at, at, CODE, Operation.INSERT, f"{scaler}.unscale_({optimizer}) before the gradients are clipped: "
-                                                   "apex's scale_loss hands them back unscaled", apex.SCALE_LOSS)]
+    return [Change(at, at, LOSS_SCALING.code, Operation.INSERT,
+                   f"{scaler}.unscale_({optimizer}) before the gradients are clipped: apex's scale_loss hands them back "
+                   "unscaled", apex.SCALE_LOSS)]
 
 
 def rewrite_scale_loss(text: str, plan) -> tuple[str, list[Change]]:
@@ -247,9 +247,9 @@ def rewrite_scale_loss(text: str, plan) -> tuple[str, list[Change]]:
         edits.insert_before(site.statement, new)
         edits.remove(site.statement)
         line = found.line(site.call)
-        changes.append(Change(line, line, CODE, Operation.MODIFY,
+        changes.append(Change(line, line, LOSS_SCALING.code, Operation.MODIFY,
                               f"with amp.scale_loss(...) as {site.scaled} -> {scaled}", apex.SCALE_LOSS))
-        changes += [Change(found.line(a), found.line(a), CODE, Operation.DELETE,
+        changes += [Change(found.line(a), found.line(a), LOSS_SCALING.code, Operation.DELETE,
                            f"amp.scale_loss({name}=...) dropped: {DROPPED[name]}", apex.SCALE_LOSS)
                     for name, a in site.dropped]
     return edits.apply(found), changes

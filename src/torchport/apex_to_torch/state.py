@@ -9,14 +9,13 @@ import libcst as cst
 
 from torchport.apis import apex
 from torchport.apex_to_torch import scale_loss
-from torchport.apex_to_torch.changes import Unconvertible
+from torchport.apex_to_torch.changes import CHECKPOINT_STATE, Unconvertible
 from torchport.apex_to_torch.references import uses
 from torchport.apex_to_torch.reading import read
 from torchport.distribute.changes import Change
 from torchport.distribute.edits import Edits, Read, code, statements, walk
 from torchport.findings import Operation
 
-CODE = "TP303"
 
 
 def parameters_of(optimizer: str) -> str:
@@ -52,10 +51,10 @@ def rewrite_master_params(text: str, plan) -> tuple[str, list[Change]]:
         if after_backward and key not in unscaled:
             unscaled.add(key)
             edits.insert_before(statement, statements(f"{plan.scaler}.unscale_({optimizer})\n"))
-            changes.append(Change(line, line, CODE, Operation.INSERT,
+            changes.append(Change(line, line, CHECKPOINT_STATE.code, Operation.INSERT,
                                   f"{plan.scaler}.unscale_({optimizer}) first: the gradients are read unscaled, as "
                                   "apex's master gradients are", apex.MASTER_PARAMS))
-        changes.append(Change(line, line, CODE, Operation.MODIFY,
+        changes.append(Change(line, line, CHECKPOINT_STATE.code, Operation.MODIFY,
                               f"amp.master_params({optimizer}) -> the optimizer's own parameters: under autocast the "
                               "model's float32 weights are the master weights", apex.MASTER_PARAMS))
     return edits.apply(found), changes
@@ -119,7 +118,7 @@ def rewrite_state(text: str, plan) -> tuple[str, list[Change]]:
         name = use.api.rsplit(".", 1)[1]
         edits.replace(use.node, cst.parse_expression(f"{plan.scaler}.{name}"))
         line = found.line(use.node)
-        changes.append(Change(line, line, CODE, Operation.MODIFY,
+        changes.append(Change(line, line, CHECKPOINT_STATE.code, Operation.MODIFY,
                               f"amp.{name} -> {plan.scaler}.{name} (a checkpoint written by apex holds apex's keys: "
                               "start from one written after the conversion)", use.api))
     return edits.apply(found), changes

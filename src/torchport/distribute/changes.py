@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from torchport.findings import Operation
+from torchport.findings import Code, Operation, subjects, titles
 
 
 class Change(NamedTuple):
@@ -17,23 +17,13 @@ class Change(NamedTuple):
     api: str = ""
 
 
-# The distributed steps' codes, with the few words the terminal summary prints for each.
-CODES = {
-    "TP201": "distributed: process group and device of each process",
-    "TP202": "distributed: a DistributedSampler on the training loaders",
-    "TP203": "distributed: the model wrapped in DistributedDataParallel",
-    "TP204": "distributed: processes started by the launcher, not mp.spawn",
-    "TP205": "distributed: rank 0 alone saves and prints",
-    "TP206": "distributed: batch size and learning rate across processes",
-    "TP200": "distributed: files left as they were",
-}
-# What a row of each code is about, for the OP column of a row that names no API of its own.
-SUBJECTS = {
-    "TP200": "--distributed",
-    "TP201": "process group",
-    "TP202": "DistributedSampler",
-    "TP203": "DistributedDataParallel",
-    "TP204": "mp.spawn",
-    "TP205": "rank 0",
-    "TP206": "batch size",
-}
+PROCESS_GROUP = Code("TP201", "distributed: process group and device of each process", "process group")
+LOADERS = Code("TP202", "distributed: a DistributedSampler on the training loaders", "DistributedSampler")
+MODEL = Code("TP203", "distributed: the model wrapped in DistributedDataParallel", "DistributedDataParallel")
+LAUNCHER = Code("TP204", "distributed: processes started by the launcher, not mp.spawn", "mp.spawn")
+RANK_ZERO_ONLY = Code("TP205", "distributed: rank 0 alone saves and prints", "rank 0")
+BATCH_SIZE = Code("TP206", "distributed: batch size and learning rate across processes", "batch size")
+NOTE = Code("TP200", "distributed: files left as they were", "--distributed")
+
+CODES = titles((PROCESS_GROUP, LOADERS, MODEL, LAUNCHER, RANK_ZERO_ONLY, BATCH_SIZE, NOTE))
+SUBJECTS = subjects((NOTE, PROCESS_GROUP, LOADERS, MODEL, LAUNCHER, RANK_ZERO_ONLY, BATCH_SIZE))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchport.apis.distributed import DDP_CLASSES, MAKES_GROUP, SPAWNS
-from torchport.distribute.changes import Change
+from torchport.distribute.changes import NOTE, Change
 from torchport.distribute.edits import Read, calls, dotted, nodes, walk
 from torchport.findings import Operation
 from torchport.pyast import dotted_name, parse_quietly
@@ -81,7 +81,7 @@ def read(found: Read, options) -> Plan:
     spawn_lines = [found.line(c) for c in spawn_calls]
     plan.already, already_line = _already(found)
     if spawn_lines and not plan.already:
-        plan.notes.append(Change(spawn_lines[0], spawn_lines[0], "TP200", Operation.NOTE,
+        plan.notes.append(Change(spawn_lines[0], spawn_lines[0], NOTE.code, Operation.NOTE,
                                  "left as it was: it starts processes with mp.spawn but makes no process group "
                                  "(they share memory, or a module it imports groups them): not a DDP script"))
         return plan
@@ -93,7 +93,7 @@ def read(found: Read, options) -> Plan:
     plan.spawns = bool(spawn_lines) and bool(plan.already)
     if plan.already and plan.entry:
         tail = " except its mp.spawn (the launcher starts the processes)" if plan.spawns else ""
-        plan.notes.append(Change(already_line, already_line, "TP200", Operation.NOTE,
+        plan.notes.append(Change(already_line, already_line, NOTE.code, Operation.NOTE,
                                  f"left as it was{tail}: distributed already ({plan.already})"))
     return plan
 
@@ -133,7 +133,7 @@ def _trains_nothing(found: Read, tree: ast.Module | None) -> Plan:
         line = guard.lineno if guard is not None and _ast_imports_torch(tree) else 0
     plan = Plan(main_guard=guard is not None)
     if line:
-        plan.notes.append(Change(line, line, "TP200", Operation.NOTE, TRAINS_NOTHING))
+        plan.notes.append(Change(line, line, NOTE.code, Operation.NOTE, TRAINS_NOTHING))
     return plan
 
 
@@ -215,10 +215,10 @@ def _is_entry(found: Read, guard: cst.If | None, spawns: list[cst.Call], notes: 
         return True
     trains = bool(spawns) or _trains(found, module, into_scopes=True)
     if guard is not None:
-        notes.append(Change(found.line(guard), found.line(guard), "TP200", Operation.NOTE, TRAINS_NOTHING))
+        notes.append(Change(found.line(guard), found.line(guard), NOTE.code, Operation.NOTE, TRAINS_NOTHING))
     elif trains:
         line = next((found.line(c) for c in [*spawns, *calls(module)] if c in spawns or _is_training_call(found, c)), 1)
-        notes.append(Change(line, line, "TP200", Operation.NOTE, IMPORTED_TRAINER))
+        notes.append(Change(line, line, NOTE.code, Operation.NOTE, IMPORTED_TRAINER))
     return False
 
 

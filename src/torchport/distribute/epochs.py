@@ -16,11 +16,11 @@ import re
 
 import libcst as cst
 
+from torchport.distribute.changes import LOADERS
 from torchport.distribute.loader_roles import VALIDATION, role_of_words, words
 from torchport.distribute.names import SAMPLER
 from torchport.findings import Operation
 
-CODE = "TP202"
 API = "DistributedSampler.set_epoch"
 _EPOCH = re.compile(r"epoch|^ep(?:_|\d|$)", re.I)
 _LOADERISH = re.compile(r"loader(?!s)|(?:^|_)dl$", re.I)  # (`loaders`, `dls`: a collection, not a loader)
@@ -35,7 +35,8 @@ def add_set_epoch(facts, samplers, sites_rewritten: bool, edits) -> None:
         loop = _epoch_loop_around(sampler.statement, facts)
         if loop is not None:  # (the loader is made anew each epoch: set_epoch right after its sampler)
             edits.before[sampler.statement].append(_guard(sampler.expr, _epoch_var(loop)))
-            edits.row(facts, sampler.statement, CODE, Operation.INSERT, _said([sampler.expr], _epoch_var(loop)), API)
+            edits.row(facts, sampler.statement, LOADERS.code, Operation.INSERT, _said([sampler.expr], _epoch_var(loop)),
+                      API)
             inline.add(sampler.expr)
             made_each_epoch.add(loop)
     for loop in _epoch_loops(facts):
@@ -53,11 +54,11 @@ def add_set_epoch(facts, samplers, sites_rewritten: bool, edits) -> None:
             guards = [_guard_isinstance(expr, var) for expr in loaders]
             what = [f"{expr}.sampler" for expr in loaders]
         edits.first_in[loop] = guards
-        edits.row(facts, loop.target, CODE, Operation.INSERT, _said(what, var), API)
+        edits.row(facts, loop.target, LOADERS.code, Operation.INSERT, _said(what, var), API)
         covered.update(s.expr for s in seen)
     for sampler in samplers:
         if sampler.expr not in covered | inline and sampler.shuffles:
-            edits.row(facts, sampler.statement, CODE, Operation.NOTE,
+            edits.row(facts, sampler.statement, LOADERS.code, Operation.NOTE,
                       f"no epoch loop (`for epoch in ...`) sees {sampler.expr}: call {sampler.expr}.set_epoch(epoch) "
                       f"at the start of each epoch, else every epoch reads the same order", API)
 

@@ -8,11 +8,10 @@ import posixpath
 from collections import Counter
 
 from torchport.distribute import command_line
+from torchport.distribute.changes import LAUNCHER
 from torchport.distribute.launcher import Launcher, launcher, launcher_name
 from torchport.findings import Finding, Operation
 from torchport.targets import Target
-
-CODE = "TP204"  # (the processes are the launcher's to start)
 
 
 def plan(scripts: list[str], taken: set[str], texts: dict[str, str], target: Target) -> tuple[list[Launcher], list[Finding]]:
@@ -24,7 +23,7 @@ def plan(scripts: list[str], taken: set[str], texts: dict[str, str], target: Tar
         choices = [launcher_name(script, per_folder[posixpath.dirname(script)] > 1), launcher_name(script, True)]
         name = next((choice for choice in choices if choice not in names), None)
         if name is None:
-            rows.append(Finding(script, 0, 0, CODE, Operation.NOTE,
+            rows.append(Finding(script, 0, 0, LAUNCHER.code, Operation.NOTE,
                                 f"no launcher written: {choices[0]} and {choices[1]} are files of the project; "
                                 "start it with torchrun --nproc_per_node N"))
             continue
@@ -34,6 +33,6 @@ def plan(scripts: list[str], taken: set[str], texts: dict[str, str], target: Tar
         origin = f"the command line of {found.where}" if found else "no command line found: add the script's arguments"
         if found and found.placeholders:
             origin += f", whose {' '.join(found.placeholders)} you fill in (it refuses to start until then)"
-        rows.append(Finding(name, 1, written.text.count("\n"), CODE, Operation.INSERT,
+        rows.append(Finding(name, 1, written.text.count("\n"), LAUNCHER.code, Operation.INSERT,
                             f"launcher for {script}: torchrun, one process per device; {origin}"))
     return made, rows

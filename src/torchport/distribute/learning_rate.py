@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchport.distribute.changes import Change
+from torchport.distribute.changes import BATCH_SIZE, Change
 from torchport.distribute.names import WORLD_SIZE
 from torchport.findings import Operation
 
-CODE = "TP206"
 _OPTIM, _SCHEDULERS = "torch.optim.", "torch.optim.lr_scheduler."
 _NOT_OPTIMIZERS = ("Optimizer",)
 # A scheduler's keywords that hold a learning rate of its own.
@@ -33,7 +32,7 @@ def scale(facts, edits) -> None:
             _scheduler_row(call, facts, edits)
     for assign in facts.assigns:
         if any(_sets_lr(t.target) for t in assign.targets):
-            edits.row(facts, assign, CODE, Operation.NOTE,
+            edits.row(facts, assign, BATCH_SIZE.code, Operation.NOTE,
                       f"the learning rate set here ({_source(assign.value)}) is not scaled: multiply it by {WORLD_SIZE} "
                       f"to match the scaled optimizer (--distributed-batch per-rank)", "")
     if not optimizers:
@@ -51,7 +50,7 @@ def _scale_one(call: cst.Call, facts, edits) -> None:
     lr = _lr_argument(call)
     optimizer = _source(call.func)
     if lr is None:
-        edits.row(facts, call, CODE, Operation.NOTE,
+        edits.row(facts, call, BATCH_SIZE.code, Operation.NOTE,
                   f"{optimizer} takes its default learning rate: give lr=<its default> * {WORLD_SIZE} to match the per-process "
                   f"batch (--distributed-batch per-rank)", "")
         return
@@ -61,7 +60,7 @@ def _scale_one(call: cst.Call, facts, edits) -> None:
         a.with_changes(value=cst.parse_expression(f"{operand} * {WORLD_SIZE}")) if a is lr else a for a in call.args])
     groups = _per_group_rates(call)
     also = f"; the per-group rates in its parameter groups are not ({', '.join(groups)})" if groups else ""
-    edits.row(facts, call, CODE, Operation.MODIFY,
+    edits.row(facts, call, BATCH_SIZE.code, Operation.MODIFY,
               f"{optimizer}: lr {text} -> {operand} * {WORLD_SIZE}: each process keeps its batch (--distributed-batch "
               f"per-rank), so the global batch is {WORLD_SIZE} times the script's and the learning rate grows with it{also}", "")
 
@@ -87,7 +86,7 @@ def _scheduler_row(call: cst.Call, facts, edits) -> None:
     own = [a for a in call.args if a.keyword is not None and a.keyword.value in _SCHEDULER_RATES]
     if own:
         values = ", ".join(f"{a.keyword.value}={_source(a.value)}" for a in own)
-        edits.row(facts, call, CODE, Operation.NOTE,
+        edits.row(facts, call, BATCH_SIZE.code, Operation.NOTE,
                   f"{_source(call.func)} keeps its own rates ({values}), not scaled by {WORLD_SIZE} as the optimizer's lr was: "
                   f"scale them too for the larger global batch", "")
 
@@ -100,7 +99,7 @@ def _sets_lr(target: cst.BaseExpression) -> bool:
 
 
 def _module_row(facts) -> Change:
-    return Change(1, 1, CODE, Operation.NOTE,
+    return Change(1, 1, BATCH_SIZE.code, Operation.NOTE,
                   f"no torch.optim optimizer made in this file: scale its learning rate by {WORLD_SIZE} where it is made "
                   f"(--distributed-batch per-rank keeps each process's batch, so the global batch is {WORLD_SIZE} times larger)")
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from torchport.distribute import batch_reads, epochs, learning_rate
-from torchport.distribute.changes import Change
+from torchport.distribute.changes import BATCH_SIZE, LOADERS, Change
 from torchport.distribute.loader_edits import Apply, Edits, add_keyword, binds_torch, replace_arg, with_import_torch, with_value
 from torchport.distribute.edits import Read, on_the_way
 from torchport.distribute.loader_roles import TRAIN, VALIDATION
@@ -34,7 +34,6 @@ from torchport.distribute.loader_sites import (
 from torchport.distribute.names import SAMPLER, WORLD_SIZE
 from torchport.findings import Operation
 
-CODE, BATCH_CODE = "TP202", "TP206"
 _LOADERS_SPELLED = re.compile(r"loader|dl\b", re.I)
 
 
@@ -72,7 +71,7 @@ def _batch_mode(sites: list[Site], facts: Facts, options, edits: Edits):
         batch = argument(site.call, "batch_size") if site.role == TRAIN else None
         why = batch_reads.read_elsewhere(facts.module, site.call, batch.value) if batch is not None else ""
         if why:
-            edits.row(facts, site.statement or site.call, BATCH_CODE, Operation.NOTE,
+            edits.row(facts, site.statement or site.call, BATCH_SIZE.code, Operation.NOTE,
                       f"{site.name}: batch_size {code_of(batch.value)} kept on each process, not split: {why}, which "
                       f"would otherwise believe in a batch no process sees; the global batch is {WORLD_SIZE} times it "
                       "and the learning rate is scaled by WORLD_SIZE with it (as --distributed-batch per-rank)", api="")
@@ -81,7 +80,7 @@ def _batch_mode(sites: list[Site], facts: Facts, options, edits: Edits):
 
 
 def _no_loader() -> Change:
-    return Change(1, 1, CODE, Operation.NOTE,
+    return Change(1, 1, LOADERS.code, Operation.NOTE,
                   "no DataLoader: the data is read another way (a tensor batched by hand, a generator), so every "
                   "process trains on all of it, WORLD_SIZE times the data an epoch; shard it by hand by RANK and "
                   "WORLD_SIZE (the batches data[RANK::WORLD_SIZE]), or read it through a DataLoader with a "
@@ -89,7 +88,7 @@ def _no_loader() -> Change:
 
 
 def _left_whole(why: str) -> Change:
-    return Change(1, 1, CODE, Operation.NOTE,
+    return Change(1, 1, LOADERS.code, Operation.NOTE,
                   f"no DistributedSampler and no batch split: {why}, and N processes would train N models apart, "
                   "each on its own 1/N of the data; each process reads the whole set until the model is wrapped "
                   "by hand (then add DistributedSampler to the training loader)")
@@ -108,23 +107,23 @@ def _shard(site: Site, facts: Facts, options, edits: Edits) -> list[SamplerMade]
     name = site.name
     where = site.statement or site.call
     if site.role == VALIDATION:
-        edits.row(facts, where, CODE, Operation.NOTE,
+        edits.row(facts, where, LOADERS.code, Operation.NOTE,
                   f"{name}: a validation loader ({site.why}), left whole: each process evaluates the whole set")
         return []
     if site.role != TRAIN:
-        edits.row(facts, where, CODE, Operation.NOTE,
+        edits.row(facts, where, LOADERS.code, Operation.NOTE,
                   f"{name}: left whole, nothing says whether it trains or validates; a training loader needs "
                   f"sampler={SAMPLER}(its dataset) so that each process reads its own part")
         return []
     own = _own_sampler(site, facts)
     if own:
-        edits.row(facts, where, CODE, Operation.NOTE,
+        edits.row(facts, where, LOADERS.code, Operation.NOTE,
                   f"{name} has its own sampler ({own}): kept, and its batch too; every process "
                   f"reads all it gives unless it splits by rank (torch.distributed.get_rank())")
         return []
     why_not = site.why_not or _why_not_in_place(site, facts)
     if why_not:
-        edits.row(facts, where, CODE, Operation.NOTE,
+        edits.row(facts, where, LOADERS.code, Operation.NOTE,
                   f"{name}: a training loader left whole, {why_not}; "
                   f"give it sampler={SAMPLER}(its dataset) (shuffle moved into the sampler)")
         return []
@@ -178,7 +177,7 @@ def _shard_one(site: Site, facts: Facts, options, edits: Edits) -> SamplerMade:
     new = _with_batch(new, site, facts, options, edits, kwargs)
     edits.calls[call] = new
     edits.before[site.statement] = hoisted
-    edits.row(facts, site.statement, CODE, Operation.INSERT,
+    edits.row(facts, site.statement, LOADERS.code, Operation.INSERT,
               f"{sampler}: a DistributedSampler on {site.name} (training: {site.why}), the shuffle moved into it: "
               f"each process reads its own 1/{WORLD_SIZE} of the set (a set whose length is no multiple of {WORLD_SIZE} "
               f"has a few samples repeated to even the parts); without a launcher ({WORLD_SIZE} 1) it reads the whole set as before")
@@ -215,7 +214,7 @@ def _with_batch(call: cst.Call, site: Site, facts: Facts, options, edits: Edits,
     name = site.name
     if options.batch == "per-rank":
         kept = code_of(batch.value) if batch is not None else "1 (the default)"
-        edits.row(facts, site.statement, BATCH_CODE, Operation.NOTE,
+        edits.row(facts, site.statement, BATCH_SIZE.code, Operation.NOTE,
                   f"{name}: batch_size {kept} kept on each process (--distributed-batch per-rank): the global batch is "
                   f"{WORLD_SIZE} times larger, the learning rate scaled to match", api="")
         return call
@@ -227,20 +226,20 @@ def _with_batch(call: cst.Call, site: Site, facts: Facts, options, edits: Edits,
             spread = add_keyword(spread, "batch_size", per_process)
         else:
             spread = expr(f"dict({code_of(spread)}, batch_size={code_of(per_process)})")
-        edits.row(facts, site.statement, BATCH_CODE, Operation.MODIFY,
+        edits.row(facts, site.statement, BATCH_SIZE.code, Operation.MODIFY,
                   f"{name}: the batch size in **{code_of(kwargs.value)} split across the processes ({WORLD_SIZE} of them "
                   f"take batch_size // {WORLD_SIZE} each): the global batch stays the script's", api="")
         return replace_arg(call, star, star.with_changes(value=spread))
     if batch is None or is_none(batch.value):
         what = "no batch_size (1 a process)" if batch is None else "batch_size=None (no batching)"
-        edits.row(facts, site.statement, BATCH_CODE, Operation.NOTE,
+        edits.row(facts, site.statement, BATCH_SIZE.code, Operation.NOTE,
                   f"{name}: {what}, not split: each process reads its own samples, the global batch is {WORLD_SIZE} of them", api="")
         return call
     split = expr(f"{_operand(batch.value)} // {WORLD_SIZE}")
     if only_when:
         split = cst.IfExp(test=expr(only_when), body=split, orelse=batch.value)
         name = f"the training split of {name}"
-    edits.row(facts, site.statement, BATCH_CODE, Operation.MODIFY,
+    edits.row(facts, site.statement, BATCH_SIZE.code, Operation.MODIFY,
               f"{name}: batch_size {code_of(batch.value)} -> {code_of(batch.value)} // {WORLD_SIZE} on each process, so the "
               f"global batch stays {code_of(batch.value)} and N cards train as one did (exact where it is a multiple of "
               f"{WORLD_SIZE}); --distributed-batch per-rank keeps it per process and scales the learning rate instead", api="")
@@ -270,7 +269,7 @@ def _shard_split(site: Site, facts: Facts, options, edits: Edits) -> list[Sample
     edits.calls[call] = new
     edits.before[site.statement] = hoisted
     names = ", ".join(str(k.evaluated_value) for k in keys)
-    edits.row(facts, site.statement, CODE, Operation.INSERT,
+    edits.row(facts, site.statement, LOADERS.code, Operation.INSERT,
               f"{samplers}: a DistributedSampler for the training split ({names}) of {site.name}, the others left whole "
               f"(each process evaluates them whole); the shuffle moved into the sampler; without a launcher every split reads as before")
     return [SamplerMade(f"{samplers}[{k.value}]", site.statement, order != "False") for k in keys]

@@ -15,7 +15,7 @@ import libcst as cst
 from torchport.apis.cuda_module import DEVICE_MOVES
 from torchport.apis.distributed import CONVERT_SYNC_BATCHNORM, DDP_CLASSES
 from torchport.distribute import names
-from torchport.distribute.changes import Change
+from torchport.distribute.changes import MODEL, Change
 from torchport.distribute.edits import (ASSIGNMENTS, Edits, Read, assigned_targets, calls, code, dotted, nodes, statements,
                                         walk)
 from torchport.findings import Operation
@@ -60,7 +60,7 @@ def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
         if held is not None:  # (an optimizer trains a model this step cannot rebind)
             plan.unwrapped = f"the model the optimizer trains is {held}, held in an attribute, which is not wrapped"
             line = next(found.line(c) for c in optimizer_calls(found))
-            return source, [Change(line, line, "TP203", Operation.NOTE,
+            return source, [Change(line, line, MODEL.code, Operation.NOTE,
                                    f"{held} is held in an attribute: not wrapped in DistributedDataParallel; wrap it "
                                    "by hand where it is made, once it is on its device", names.DDP)]
         return source, _no_model(found)
@@ -70,7 +70,7 @@ def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
         name, anchor = candidates[0]
         line = found.line(anchor)
         plan.unwrapped = f"{name} could not be wrapped in DistributedDataParallel (line {line})"
-        return source, [Change(line, line, "TP203", Operation.NOTE,
+        return source, [Change(line, line, MODEL.code, Operation.NOTE,
                                f"{name} is not moved to its device where it is made, or is used as a container "
                                f"(iterated, indexed): wrap the model in DistributedDataParallel by hand once it is "
                                f"on its device", names.DDP)]
@@ -93,7 +93,7 @@ def wrap_model(source: str, plan, options) -> tuple[str, list[Change]]:
                  "under a condition, and DDP takes the device the module is on")
     edits.insert_after(after, statements(wrap))
     line = found.end_line(after)
-    changes.append(Change(line, line, "TP203", Operation.INSERT,
+    changes.append(Change(line, line, MODEL.code, Operation.INSERT,
                           f"{name} wrapped in DistributedDataParallel {where}; {why}", names.DDP))
     changes += _through_module(found, edits, name, block, after)
     changes += _other_models(found, edits, name, after, keyword, why)
@@ -113,7 +113,7 @@ def _other_models(found: Read, edits: Edits, first: str, first_after, keyword: s
         placed = _placement(found, name, anchor)
         if placed is None or id(placed[1]) in used:
             line = found.line(anchor)
-            changes.append(Change(line, line, "TP203", Operation.NOTE,
+            changes.append(Change(line, line, MODEL.code, Operation.NOTE,
                                   f"{name}, which an optimizer also trains, is not wrapped in DistributedDataParallel: "
                                   "wrap it by hand once it is on its device, or each process trains its own", names.DDP))
             continue
@@ -123,7 +123,7 @@ def _other_models(found: Read, edits: Edits, first: str, first_after, keyword: s
         moved = f"{name}.cuda()" if on_device == NEVER else name
         edits.insert_after(after, statements(f"{name} = {names.DDP}({moved}{ids}{keyword})\n"))
         line = found.end_line(after)
-        changes.append(Change(line, line, "TP203", Operation.INSERT,
+        changes.append(Change(line, line, MODEL.code, Operation.INSERT,
                               f"{name} wrapped in DistributedDataParallel as well (an optimizer trains it too); {why}",
                               names.DDP))
         changes += _through_module(found, edits, name, block, after)
@@ -364,7 +364,7 @@ def _drop_data_parallel(found: Read, edits: Edits, name: str, scope) -> list[Cha
         statement = found.statement_of(call)
         line = found.line(call)
         if found.scope_of(call) is not scope or _assigned_name(found, call) != name:
-            changes.append(Change(line, line, "TP203", Operation.NOTE,
+            changes.append(Change(line, line, MODEL.code, Operation.NOTE,
                                   f"DataParallel kept: not the model wrapped in DistributedDataParallel ({name}); "
                                   "one process runs it on its one device", "torch.nn.DataParallel"))
             continue
@@ -378,7 +378,7 @@ def _drop_data_parallel(found: Read, edits: Edits, name: str, scope) -> list[Cha
                 edits.remove(statement)
         else:
             edits.replace(call, inner.with_changes(lpar=call.lpar, rpar=call.rpar) if call.lpar else inner)
-        changes.append(Change(line, line, "TP203", Operation.DELETE if _is_self_assignment(statement, call, inner)
+        changes.append(Change(line, line, MODEL.code, Operation.DELETE if _is_self_assignment(statement, call, inner)
                               else Operation.MODIFY,
                               f"DataParallel dropped: {name} is wrapped in DistributedDataParallel instead, one "
                               "process per device", "torch.nn.DataParallel"))
@@ -425,7 +425,7 @@ def _through_module(found: Read, edits: Edits, name: str, block, after) -> list[
                     and node.attr.value not in DDP_ATTRIBUTES and not _is_assigned_attribute(found, node):
                 # (dot given: LibCST's default is one Dot for every Attribute, which a tree would hold twice)
                 edits.replace(node.value, cst.Attribute(cst.Name(name), cst.Name("module"), dot=cst.Dot()))
-                changes.append(Change(found.line(node), found.line(node), "TP203", Operation.MODIFY,
+                changes.append(Change(found.line(node), found.line(node), MODEL.code, Operation.MODIFY,
                                       f"{name}.{node.attr.value} -> {name}.module.{node.attr.value}: the model's "
                                       "own, not the DDP wrapper's", names.DDP))
     return changes
@@ -448,7 +448,7 @@ def _isinstance_tests(found: Read, edits: Edits) -> list[Change]:
         if any(q & DATA_PARALLEL for q in qualified) and not any(q & DDP_CLASSES for q in qualified):
             both = cst.parse_expression(f"({', '.join(code(e) for e in elements)}, {names.DDP})")
             edits.replace(kinds, both)
-            changes.append(Change(found.line(call), found.line(call), "TP203", Operation.MODIFY,
+            changes.append(Change(found.line(call), found.line(call), MODEL.code, Operation.MODIFY,
                                   "the DataParallel test also holds for the DistributedDataParallel wrapper", names.DDP))
     return changes
 
@@ -463,7 +463,7 @@ def _functional(found: Read, edits: Edits, name: str) -> list[Change]:
         module, inputs = call.args[0].value, call.args[1].value
         line = found.line(call)
         if dotted(module) != name:
-            changes.append(Change(line, line, "TP203", Operation.NOTE,
+            changes.append(Change(line, line, MODEL.code, Operation.NOTE,
                                   f"data_parallel of {code(module)}, which is not the wrapped model: it still runs "
                                   "one process over the devices; wrap that module in DDP by hand", "torch.nn.parallel.data_parallel"))
             continue
@@ -472,13 +472,13 @@ def _functional(found: Read, edits: Edits, name: str) -> list[Change]:
         if kwargs is not None:
             args.append(cst.Arg(kwargs.value, star="**"))
         edits.replace(call, cst.Call(cst.Name(name), args=args))
-        changes.append(Change(line, line, "TP203", Operation.MODIFY,
+        changes.append(Change(line, line, MODEL.code, Operation.MODIFY,
                               f"data_parallel({name}, ...) -> {name}(...): the DDP wrapper runs this process's "
                               "device", "torch.nn.parallel.data_parallel"))
     return changes
 
 
 def _no_model(found: Read) -> list[Change]:
-    return [Change(1, 1, "TP203", Operation.NOTE,
+    return [Change(1, 1, MODEL.code, Operation.NOTE,
                    "no model found to wrap in DistributedDataParallel (no optimizer over a model's parameters, "
                    "no DataParallel): wrap the model by hand, or its gradients are not averaged", names.DDP)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.distribute import names
-from torchport.distribute.changes import Change
+from torchport.distribute.changes import RANK_ZERO_ONLY, Change
 from torchport.distribute.edits import (BLOCKS, Edits, Read, calls, code, dotted, import_missing, is_import_line, nodes,
                                         statements, walk)
 from torchport.findings import Operation
@@ -59,8 +59,9 @@ def in_trainer_module(source: str, options) -> tuple[str, list[Change]]:
         return source, changes
     found = Read.of(text)
     if names.RANK in {n.value for n in walk(found.module) if isinstance(n, cst.Name) and _binds_at_top(found, n)}:
-        return source, [Change(1, 1, "TP205", Operation.NOTE, f"{names.RANK} is a name of this module already: its "
-                               "saving and printing are left to every process", "")]
+        return source, [Change(1, 1, RANK_ZERO_ONLY.code, Operation.NOTE,
+                               f"{names.RANK} is a name of this module already: its saving and printing are left to "
+                               "every process", "")]
     edits = Edits()
     missing, _ = import_missing(found, edits, ("os",))
     anchor = _last_top_import(found.module)
@@ -69,8 +70,9 @@ def in_trainer_module(source: str, options) -> tuple[str, list[Change]]:
     else:
         edits.insert_after(anchor, statements(MODULE_RANK))
     line = found.end_line(anchor) if anchor is not None else 1
-    rows = [Change(line, line, "TP205", Operation.INSERT, f"{names.RANK} read from the launcher's environment: this "
-                   "module's saving and printing go to rank 0 (the entry script makes the process group)", "")]
+    rows = [Change(line, line, RANK_ZERO_ONLY.code, Operation.INSERT,
+                   f"{names.RANK} read from the launcher's environment: this module's saving and printing go to rank 0 "
+                   "(the entry script makes the process group)", "")]
     return edits.apply(found), changes + rows
 
 
@@ -174,7 +176,7 @@ def _guard(found: Read, edits: Edits, run) -> Change:
         edits.remove(statement)
     kinds = {k for _, k in run}
     what = " and ".join(w for k, w in (("save", "saves"), ("print", "prints")) if k in kinds)
-    return Change(found.line(first), found.end_line(last), "TP205", Operation.MODIFY,
+    return Change(found.line(first), found.end_line(last), RANK_ZERO_ONLY.code, Operation.MODIFY,
                   f"rank 0 alone {what} (if {RANK_ZERO}:): every process would otherwise do it", "")
 
 
@@ -188,7 +190,8 @@ def _quiet_tqdm(found: Read, edits: Edits, call: cst.Call) -> list[Change]:
                       equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
     edits.replace(call, call.with_changes(args=[*args, disable]))
     line = found.line(call)
-    return [Change(line, line, "TP205", Operation.MODIFY, "progress bar on rank 0 alone (disable=RANK != 0)", "tqdm")]
+    return [Change(line, line, RANK_ZERO_ONLY.code, Operation.MODIFY, "progress bar on rank 0 alone (disable=RANK != 0)",
+                   "tqdm")]
 
 
 def _barriers(found: Read, edits: Edits, savers: set[str], private: set[str]) -> list[Change]:
@@ -206,7 +209,7 @@ def _barriers(found: Read, edits: Edits, savers: set[str], private: set[str]) ->
         done.add(statement)
         edits.insert_before(statement, statements(BARRIER))
         line = found.line(statement)
-        changes.append(Change(line, line, "TP205", Operation.INSERT,
+        changes.append(Change(line, line, RANK_ZERO_ONLY.code, Operation.INSERT,
                               "barrier before the checkpoint is read: every process waits for rank 0 to have "
                               "written it", "torch.distributed.barrier"))
     return changes

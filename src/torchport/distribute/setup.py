@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchport.apis.distributed import CUDA_DIST_BACKEND, PROCESS_GROUPS
 from torchport.distribute import names
-from torchport.distribute.changes import Change
+from torchport.distribute.changes import PROCESS_GROUP, Change
 from torchport.distribute.detect import main_guard
 from torchport.distribute.edits import (Edits, Read, code, dotted, first_code, import_missing, is_import_line, nodes,
                                         statements, walk)
@@ -68,7 +68,7 @@ def insert_setup(source: str, plan, options) -> tuple[str, list[Change]]:
             edits.insert_after(last_import, block)
         why = " (module-level code before the __main__ block reads its names)" if guard is not None else ""
         where = f"after the imports{why}"
-    changes.append(Change(anchor_line, anchor_line, "TP201", Operation.INSERT,
+    changes.append(Change(anchor_line, anchor_line, PROCESS_GROUP.code, Operation.INSERT,
                           f"LOCAL_RANK, RANK, WORLD_SIZE from the launcher, set_device(LOCAL_RANK) and the process "
                           f"group, {where}; run without a launcher it is a group of one", INIT))
     changes += _destroy_at_end(found, edits, guard)
@@ -103,12 +103,12 @@ def _destroy_at_end(found: Read, edits: Edits, guard: cst.If | None) -> list[Cha
     body = guard.body.body if guard is not None else found.module.body
     last = body[-1]
     if _exits(last):
-        return [Change(found.line(last), found.line(last), "TP201", Operation.NOTE,
+        return [Change(found.line(last), found.line(last), PROCESS_GROUP.code, Operation.NOTE,
                        "the script ends by exiting: the process group is left for the exit to close "
                        "(destroy_process_group not added)")]
     edits.insert_after(last, statements(DESTROY if guard is not None else DESTROY_WHEN_MAIN))
     where = "the __main__ block" if guard is not None else "the script, when it runs as the program (if __name__ == \"__main__\")"
-    return [Change(found.end_line(last), found.end_line(last), "TP201", Operation.INSERT,
+    return [Change(found.end_line(last), found.end_line(last), PROCESS_GROUP.code, Operation.INSERT,
                    f"barrier() and destroy_process_group() at the end of {where}: every process ends once all are done", "torch.distributed.destroy_process_group")]
 
 
@@ -126,7 +126,7 @@ def _imports(found: Read, edits: Edits) -> list[Change]:
     missing, line = import_missing(found, edits, ("os", "torch"))
     if not missing:
         return []
-    return [Change(line, line, "TP201", Operation.INSERT,
+    return [Change(line, line, PROCESS_GROUP.code, Operation.INSERT,
                    f"import {', '.join(missing)}: the setup reads the launcher's environment", "")]
 
 
@@ -160,12 +160,12 @@ def _device_zero_call(found: Read, edits: Edits, call: cst.Call) -> list[Change]
         if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
                 and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is call:
             edits.remove(statement)
-            return [Change(found.line(call), found.line(call), "TP201", Operation.DELETE,
+            return [Change(found.line(call), found.line(call), PROCESS_GROUP.code, Operation.DELETE,
                            f"set_device({code(call.args[0].value)}) dropped: set_device(LOCAL_RANK) chose each "
                            "process's device", "torch.cuda.set_device")]
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == CUDA and call.args \
             and call.args[0].keyword is None and not isinstance(call.args[0].value, cst.Integer):
-        return [Change(found.line(call), found.line(call), "TP201", Operation.NOTE,
+        return [Change(found.line(call), found.line(call), PROCESS_GROUP.code, Operation.NOTE,
                        f".{CUDA}({code(call.args[0].value)}): every process would use the device it names; "
                        f"drop the index (set_device(LOCAL_RANK) chose each process's device)", "")]
     return []
@@ -186,10 +186,10 @@ def _visible_devices(found: Read, edits: Edits, statement: cst.SimpleStatementLi
     value = assign.value
     if isinstance(value, cst.SimpleString) and value.evaluated_value.strip().isdigit():
         edits.remove(statement)
-        return [Change(found.line(statement), found.line(statement), "TP201", Operation.DELETE,
+        return [Change(found.line(statement), found.line(statement), PROCESS_GROUP.code, Operation.DELETE,
                        "CUDA_VISIBLE_DEVICES of one device dropped: it would show every process that one device",
                        "CUDA_VISIBLE_DEVICES")]
-    return [Change(found.line(statement), found.line(statement), "TP201", Operation.NOTE,
+    return [Change(found.line(statement), found.line(statement), PROCESS_GROUP.code, Operation.NOTE,
                    "CUDA_VISIBLE_DEVICES set by the script: it must show each process every device the launcher "
                    "uses (set_device(LOCAL_RANK) picks one)", "CUDA_VISIBLE_DEVICES")]
 
@@ -203,5 +203,5 @@ def _is_cuda(node: cst.BaseExpression) -> bool:
 
 
 def _row(found: Read, node: cst.CSTNode, message: str) -> Change:
-    return Change(found.line(node), found.line(node), "TP201", Operation.MODIFY, message, "")
+    return Change(found.line(node), found.line(node), PROCESS_GROUP.code, Operation.MODIFY, message, "")
 

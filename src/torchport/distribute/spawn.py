@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchport.distribute import names
-from torchport.distribute.changes import Change
+from torchport.distribute.changes import LAUNCHER, Change
 from torchport.apis.distributed import MAKES_GROUP, SPAWNS
 from torchport.distribute.edits import Edits, Read, argument, calls, code, dotted, import_missing, nodes
 from torchport.findings import Operation
@@ -51,12 +51,12 @@ def _spawn(found: Read, edits: Edits, call: cst.Call) -> Change:
     standalone = (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
                   and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is call)
     if fn is None or not standalone or (join is not None and not _is_true(join.value)):
-        return Change(line, line, "TP204", Operation.NOTE,
+        return Change(line, line, LAUNCHER.code, Operation.NOTE,
                       "mp.spawn kept: its result is used (join=False or a value kept), so the launcher cannot "
                       "start these processes in its place; start them with torchrun by hand", api)
     shared = _shared_with_the_parent(found, args)
     if shared:
-        return Change(line, line, "TP204", Operation.NOTE,
+        return Change(line, line, LAUNCHER.code, Operation.NOTE,
                       f"mp.spawn kept: its processes hand results back to this one through {shared}, which "
                       "processes the launcher starts would not share; collect them with torch.distributed instead",
                       api)
@@ -71,7 +71,7 @@ def _spawn(found: Read, edits: Edits, call: cst.Call) -> Change:
     # (the spawn stays as written in the other branch: the launched call holds copies of its parts)
     launched = cst.Call(fn.value.deep_clone(), args=_commas(passed))
     edits.replace(statement, _launched_or_spawned(statement, launched))
-    return Change(line, line, "TP204", Operation.MODIFY,
+    return Change(line, line, LAUNCHER.code, Operation.MODIFY,
                   f"{api.rsplit('.', 1)[-1]}({code(fn.value)}, ...) -> {code(fn.value)}(LOCAL_RANK, ...) when a launcher "
                   "started this process: it starts one process per device and each runs it (its process count is "
                   "the launcher's --nproc_per_node); started without one, the script spawns its processes as before",
@@ -128,7 +128,7 @@ def _rendezvous(found: Read, edits: Edits, statement: cst.SimpleStatementLine) -
                             args=_commas([cst.Arg(key.value), cst.Arg(assign.value)])))
     edits.replace(statement, statement.with_changes(body=[new]))
     line = found.line(statement)
-    return [Change(line, line, "TP204", Operation.MODIFY,
+    return [Change(line, line, LAUNCHER.code, Operation.MODIFY,
                    f"{key.value.evaluated_value} set only where the launcher has not set it (setdefault)",
                    key.value.evaluated_value)]
 
@@ -144,7 +144,7 @@ def _launchers_init_method(found: Read, edits: Edits, call: cst.Call) -> list[Ch
     edits.replace(method.value, cst.IfExp(test=cst.parse_expression(LAUNCHED), body=cst.SimpleString('"env://"'),
                                           orelse=method.value))
     line = found.line(call)
-    return changes + [Change(line, line, "TP204", Operation.MODIFY,
+    return changes + [Change(line, line, LAUNCHER.code, Operation.MODIFY,
                    f"init_method {code(method.value)} -> \"env://\" under a launcher: the ranks it starts join its "
                    "rendezvous (MASTER_ADDR, MASTER_PORT); started without one, the script's own as before",
                    "torch.distributed.init_process_group")]
@@ -162,7 +162,7 @@ def _launchers_rank_and_size(found: Read, edits: Edits, call: cst.Call) -> list[
         edits.replace(given.value, cst.IfExp(test=cst.parse_expression(LAUNCHED),
                                              body=cst.parse_expression(f'int(os.environ["{variable}"])'), orelse=given.value))
         line = found.line(call)
-        changes.append(Change(line, line, "TP204", Operation.MODIFY,
+        changes.append(Change(line, line, LAUNCHER.code, Operation.MODIFY,
                               f"{keyword} {code(given.value)} -> the launcher's {variable} under a launcher: the count "
                               "the script makes of its devices need not be the processes it started; started without "
                               "one, the script's own as before", "torch.distributed.init_process_group"))
@@ -173,4 +173,5 @@ def _import_os(found: Read, edits: Edits) -> list[Change]:
     missing, line = import_missing(found, edits, ("os",))
     if not missing:
         return []
-    return [Change(line, line, "TP204", Operation.INSERT, "import os: LOCAL_RANK is read from the environment", "")]
+    return [Change(line, line, LAUNCHER.code, Operation.INSERT, "import os: LOCAL_RANK is read from the environment",
+                   "")]

@@ -14,10 +14,9 @@ from torchport.findings import Finding, Operation
 from torchport.migrate.distributed import decoded, mapped_back
 from torchport.distribute.lines import line_map
 from torchport.migrate.source import FileResult
-from torchport.mixed_precision.changes import APEX, OFF, SUBJECTS
-from torchport.apex_to_torch.autocast import CODE as AUTOCAST_CODE
-from torchport.apex_to_torch.scale_loss import CODE as STEP_CODE
-from torchport.mixed_precision.insert import NOTE, STEP, TRAINS, insert, mixed_precision_of
+from torchport.mixed_precision.changes import APEX, NOTE, OFF, STEP, SUBJECTS
+from torchport.apex_to_torch.changes import AMP_INITIALIZE, FALLBACK, LOSS_SCALING
+from torchport.mixed_precision.insert import TRAINS, insert, mixed_precision_of
 
 FORWARD = "the forward pass under "  # (the autocast region's row, apex_to_torch/autocast.py)
 
@@ -61,7 +60,8 @@ def _inserted(text: str, path: str, mode: str) -> tuple[list[Finding], str | Non
         return rows, inserted.source
     converted = driver.convert_source(inserted.source, path)
     if converted.way != "native":
-        why = next((f.message for f in converted.findings if f.code == "TP307"), "the conversion found no native form")
+        why = next((f.message for f in converted.findings if f.code == FALLBACK.code),
+                   "the conversion found no native form")
         return [_note(path, 0, f"not given mixed precision: torch.amp's form could not be written ({why})")], None
     lines = line_map(text, inserted.source)
     return rows + [mapped_back(row, lines) for row in _torch_rows(converted.findings)], converted.source
@@ -72,13 +72,13 @@ def _torch_rows(findings: list[Finding]) -> list[Finding]:
     scaler's step, update and unscale_), as --amp's: the rest stands for what insert added."""
     rows = []
     for row in findings:
-        if row.code == AUTOCAST_CODE and row.message.startswith(FORWARD):
+        if row.code == AMP_INITIALIZE.code and row.message.startswith(FORWARD):
             message = "the forward pass under torch.amp.autocast"
-            rows.append(replace(row, code=STEP, operation=Operation.MODIFY, message=message, api=SUBJECTS[STEP]))
-        elif row.code == STEP_CODE and not row.message.startswith("with amp.scale_loss"):
+            rows.append(replace(row, code=STEP.code, operation=Operation.MODIFY, message=message, api=STEP.subject))
+        elif row.code == LOSS_SCALING.code and not row.message.startswith("with amp.scale_loss"):
             message = row.message.replace(", as apex skips it", "").replace("apex's scale_loss hands them back unscaled",
                                                                                "the clip reads true gradients")
-            rows.append(replace(row, code=STEP, api=SUBJECTS[STEP], message=message))
+            rows.append(replace(row, code=STEP.code, api=STEP.subject, message=message))
     return rows
 
 
@@ -88,7 +88,7 @@ def _finding(path: str, change) -> Finding:
 
 
 def _note(path: str, line: int, message: str) -> Finding:
-    return Finding(path, line, line, NOTE, Operation.NOTE, message, api=SUBJECTS[NOTE])
+    return Finding(path, line, line, NOTE.code, Operation.NOTE, message, api=NOTE.subject)
 
 
 def _noted(result: FileResult, rows: list[Finding]) -> FileResult:

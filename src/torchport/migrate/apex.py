@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Callable
 
 from torchport.apex_to_torch import driver
+from torchport.apex_to_torch.changes import FUSED_OPTIMIZERS, NOTE
 from torchport.apex_to_torch.driver import MENTIONS_APEX
 from torchport.apis.apex import APEX, in_build
 from torchport.migrate.rules.apex_advice import ApexAdvice, ascend_optimizer
@@ -23,8 +24,6 @@ from torchport.migrate.source import FileResult
 from torchport.pyast import parse_quietly
 from torchport.targets import Target
 
-NOTE_CODE = "TP300"
-OPTIMIZER_CODE = "TP304"  # the conversion's row for an apex optimizer rewritten
 ADVICE_CODE = ApexAdvice.code
 NATIVE, KEEP = "native", "keep"
 MODES = (NATIVE, KEEP)
@@ -60,7 +59,7 @@ def convert_then_migrate(data: bytes, path: str, mode: str, target: Target, migr
         line = apex_import_line(data)
         if keep:
             rows += _kept_rows(data, path, target)
-        elif line is not None and not any(f.code == NOTE_CODE for f in rows):  # (never silently left importing apex)
+        elif line is not None and not any(f.code == NOTE.code for f in rows):  # (never silently left importing apex)
             rows.append(_note(path, line, "apex left as it was: the conversion had nothing to rewrite" + _still_imports(target)))
         return _noted(migrate(data), rows, KEPT if line is not None else "")
     try:
@@ -110,7 +109,7 @@ def _twin_advice(rows: list[Finding], target: Target) -> list[Finding]:
     and that apex has an NpuFused twin of it (FusedAdam -> apex.optimizers.NpuFusedAdamW)."""
     advice = []
     for row in rows:
-        native = row.message.split(" -> ", 1)[1] if row.code == OPTIMIZER_CODE and " -> " in row.message else ""
+        native = row.message.split(" -> ", 1)[1] if row.code == FUSED_OPTIMIZERS.code and " -> " in row.message else ""
         twin = ascend_optimizer(native) if native.startswith("torchport.optim.") else None
         if twin is not None and in_build(twin, target.apex_build):
             advice.append(Finding(row.file, row.start_line, row.end_line, ADVICE_CODE, Operation.PERFORMANCE,
@@ -141,7 +140,7 @@ def _noted(result: FileResult, rows: list[Finding], way: str) -> FileResult:
 
 
 def _note(path: str, line: int, message: str) -> Finding:
-    return Finding(path, line, line, NOTE_CODE, Operation.NOTE, message, api=APEX)
+    return Finding(path, line, line, NOTE.code, Operation.NOTE, message, api=APEX)
 
 
 def apex_import_line(data: bytes) -> int | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from torchport.distribute.driver import Distribution, Options, distribute_source
-from torchport.distribute.changes import SUBJECTS
+from torchport.distribute.changes import NOTE
 from torchport.distribute.lines import back, line_map
 from torchport.errors import internal_error
 from torchport.findings import Finding, Operation
@@ -20,7 +20,6 @@ from torchport.migrate.rules.async_keyword import AsyncKeywordRule
 from torchport.migrate.source import FileResult
 from torchport.syntax import BEFORE_37, syntax_problem
 
-NOTE_CODE = "TP200"
 # A file that trains imports torch: one that never says it is not read by the steps at all.
 MENTIONS_TORCH = re.compile(rb"\btorch\b")
 PRE_37_ARGUMENT = re.compile(AsyncKeywordRule.mentions)
@@ -61,7 +60,7 @@ def _distribute_then_migrate(data: bytes, path: str, request: Request, migrate: 
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a step's bug costs the file its distribution only)
         plain = migrate(data)
         why = f"not distributed: {internal_error(error)}"
-        return _with_rows(plain, [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why, SUBJECTS[NOTE_CODE])], Distribution(True, False, why))
+        return _with_rows(plain, [Finding(path, 0, 0, NOTE.code, Operation.NOTE, why, NOTE.subject)], Distribution(True, False, why))
     plan = done.plan
     if plan is None:  # (not valid Python to LibCST: migrated, or reported, as before)
         problem = syntax_problem(data, path)
@@ -69,7 +68,7 @@ def _distribute_then_migrate(data: bytes, path: str, request: Request, migrate: 
             return migrate(data)
         why = (f"not distributed: {problem} (a name or parameter called async, which no rewrite renames): "
                "rename it, then migrate --distributed again")
-        return _with_rows(migrate(data), [Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why, SUBJECTS[NOTE_CODE])],
+        return _with_rows(migrate(data), [Finding(path, 0, 0, NOTE.code, Operation.NOTE, why, NOTE.subject)],
                           Distribution(False, False, why))
     notes = done.findings
     laid_out = done.laid_out if encoding == "utf-8" else None  # (a tree from text knows no other encoding)
@@ -84,7 +83,7 @@ def _distribute_then_migrate(data: bytes, path: str, request: Request, migrate: 
     if result is None or result.error is not None:
         plain = migrate(data)
         why = f"not distributed: the rewritten file could not be migrated ({result.error if result else 'encoding'})"
-        row = Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, why, SUBJECTS[NOTE_CODE])
+        row = Finding(path, 0, 0, NOTE.code, Operation.NOTE, why, NOTE.subject)
         return _with_rows(plain, [row], Distribution(plan.entry, False, why))
     lines = line_map(text, done.source)
     migrated = [mapped_back(finding, lines) for finding in result.findings]

@@ -22,7 +22,7 @@ from torchport.distribute.lines import line_map
 from torchport.migrate.selection import npu_codes
 from torchport.migrate.source import FileResult
 from torchport.npu_to_cuda import driver
-from torchport.npu_to_cuda.changes import NOTE as NOTE_CODE
+from torchport.npu_to_cuda.changes import NOTE
 from torchport.npu_to_cuda.driver import MENTIONS_NPU
 from torchport.targets import Target
 from torchport.targets.cuda import TARGET as CUDA
@@ -95,7 +95,7 @@ def _in_order(findings: list[Finding]) -> list[Finding]:
 
 
 def _note(path: str, message: str) -> Finding:
-    return Finding(path, 0, 0, NOTE_CODE, Operation.NOTE, message, api=NPU.setup_import or "")
+    return Finding(path, 0, 0, NOTE.code, Operation.NOTE, message, api=NPU.setup_import or "")
 
 
 # --- is a tree NPU code? (`migrate` without --from npu says so) ----------------------------------

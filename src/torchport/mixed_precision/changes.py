@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from torchport.apis.amp import AUTOCAST, GRAD_SCALER
+from torchport.findings import Code, subjects, titles
 
 TORCH, APEX, OFF = "torch", "apex", "off"
 MODES = (TORCH, APEX, OFF)
 
-CODES = {
-    "TP501": "amp: a training step's backward and step under loss scaling (its forward under autocast, or apex's O2 model)",
-    "TP502": "amp: the loss scaler (or amp.initialize) where the optimizer is made",
-    "TP503": "amp: the scaler's state saved beside the optimizer's",
-    "TP500": "amp: training steps left in float32, and why",
-}
-SUBJECTS = {"TP500": "--amp", "TP501": AUTOCAST, "TP502": GRAD_SCALER, "TP503": "checkpoint"}
+STEP = Code("TP501", "amp: a training step's backward and step under loss scaling (its forward under autocast, or apex's "
+                     "O2 model)", AUTOCAST)
+MADE = Code("TP502", "amp: the loss scaler (or amp.initialize) where the optimizer is made", GRAD_SCALER)
+SAVED = Code("TP503", "amp: the scaler's state saved beside the optimizer's", "checkpoint")
+NOTE = Code("TP500", "amp: training steps left in float32, and why", "--amp")
+
+CODES = titles((STEP, MADE, SAVED, NOTE))
+SUBJECTS = subjects((NOTE, STEP, MADE, SAVED))
 
 
 def default_mode(target) -> str:

@@ -18,9 +18,8 @@ from torchport.distribute.edits import (BLOCKS, Edits, Read, calls, code, is_doc
                                         walk)
 from torchport.distribute.model import is_optimizer_call, parameters_of
 from torchport.findings import Operation
-from torchport.mixed_precision.changes import APEX
+from torchport.mixed_precision.changes import APEX, MADE, NOTE, SAVED, STEP
 
-NOTE, STEP, MADE, SAVED = "TP500", "TP501", "TP502", "TP503"
 # A file that trains: a backward pass and an optimizer step in it (as TP101 reads a training step).
 TRAINS = re.compile(rb"(?s:\.backward\((?=.*\.step\()|\.step\((?=.*\.backward\())")
 SCALED = "scaled_loss"
@@ -81,26 +80,27 @@ def insert(text: str, mode: str) -> Inserted:
     if (sharded := FSDP_SHARDS.search(text)) is not None:
         why = (f"the model is sharded with {sharded.group(0)}, whose mixed precision is its own: "
                f"{FSDP_PRECISION}")
-        return Inserted(text, changes + [Change(found.line(s.backward), found.line(s.backward), NOTE, Operation.NOTE,
-                                                f"not given mixed precision: {why}") for s in steps], 0)
+        return Inserted(text, changes + [Change(found.line(s.backward), found.line(s.backward), NOTE.code,
+                                                Operation.NOTE, f"not given mixed precision: {why}") for s in steps], 0)
     made, why = _made(found, {s.optimizer for s in steps}, optimizers, mode)
     if not made:
         line = found.line(steps[0].backward)
-        return Inserted(text, changes + [Change(line, line, NOTE, Operation.NOTE, f"not given mixed precision: {why}")], 0)
+        return Inserted(text, changes + [Change(line, line, NOTE.code, Operation.NOTE,
+                                                f"not given mixed precision: {why}")], 0)
     edits = Edits()
     for step in steps:
         edits.replace(step.backward, _scale_loss(step))
         line = found.line(step.backward)
-        changes.append(Change(line, line, STEP, Operation.MODIFY, _step_message(found, step, mode)))
-        changes.append(Change(line, line, NOTE, Operation.PERFORMANCE,  # (what analyze lists: the loops --amp changes)
+        changes.append(Change(line, line, STEP.code, Operation.MODIFY, _step_message(found, step, mode)))
+        changes.append(Change(line, line, NOTE.code, Operation.PERFORMANCE,  # (what analyze lists: the loops --amp changes)
                               f"this step trained in float32: --amp {mode} gives it mixed precision "
                               "(--amp off keeps float32)"))
     for anchor, group in _by_anchor(found, made).items():
         moves = [cst.parse_statement(f"{m}\n") for m in dict.fromkeys(m.moved for m in group if m.moved)]
         edits.insert_after(anchor, [*moves, _initialize(group, mode)])
         line = found.line(anchor)
-        changes.append(Change(line, found.end_line(anchor), MADE, Operation.INSERT, _made_message(group, mode)))
-        changes += [Change(line, line, NOTE, Operation.NOTE, m.note) for m in group if m.note]
+        changes.append(Change(line, found.end_line(anchor), MADE.code, Operation.INSERT, _made_message(group, mode)))
+        changes += [Change(line, line, NOTE.code, Operation.NOTE, m.note) for m in group if m.note]
     changes += _checkpoints(found, edits, {m.optimizer for m in made})
     changes += _resumes(found, edits, {m.optimizer for m in made} | {s.optimizer for s in steps})
     _import_amp(found, edits)
@@ -142,13 +142,13 @@ def _steps(found: Read, optimizers: set[str]) -> tuple[list[Step], list[Change]]
         statement = found.statement_of(call)
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
                 and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is call):
-            notes.append(Change(line, line, NOTE, Operation.NOTE,
+            notes.append(Change(line, line, NOTE.code, Operation.NOTE,
                                 f"not given mixed precision: {code(call)} is not a statement of its own"))
             continue
         step = _stepped_after(found, call, optimizers)
         why = f"no optimizer step follows {code(call)} in its function" if step is None else _other_update(found, step)
         if why:
-            notes.append(Change(line, line, NOTE, Operation.NOTE, f"not given mixed precision: {why}"))
+            notes.append(Change(line, line, NOTE.code, Operation.NOTE, f"not given mixed precision: {why}"))
             continue
         steps.append(Step(statement, call.func.value, code(step.func.value)))
     return steps, notes
@@ -501,7 +501,7 @@ def _checkpoints(found: Read, edits: Edits, optimizers: set[str]) -> list[Change
             element = element.with_changes(comma=before.comma)
         edits.replace(node, node.with_changes(elements=[*elements[:at], element, *elements[at:]]))
         line = found.line(node)
-        changes.append(Change(line, found.end_line(node), SAVED, Operation.INSERT,
+        changes.append(Change(line, found.end_line(node), SAVED.code, Operation.INSERT,
                               "the loss scaler's state saved beside the optimizer's (\"amp\")"))
     return changes
 
@@ -523,7 +523,7 @@ def _resumes(found: Read, edits: Edits, optimizers: set[str]) -> list[Change]:
         edits.insert_after(statement, [cst.parse_statement(
             f"if {quote}amp{quote} in {source}:\n    amp.load_state_dict({source}[{quote}amp{quote}])\n")])
         line = found.line(statement)
-        changes.append(Change(line, line, SAVED, Operation.INSERT, "the loss scaler's state restored with the "
+        changes.append(Change(line, line, SAVED.code, Operation.INSERT, "the loss scaler's state restored with the "
                                                                    "optimizer's, where the checkpoint has it"))
     return changes
 

@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchport.apis.distributed import BACKEND_POSITIONS, BINDS_DEVICE, backend_given_when_run
 from torchport.distribute.edits import argument
-from torchport.findings import Operation
+from torchport.findings import Code, Operation
 from torchport.npu_to_cuda import (autograd_profiler, changes, contiguous, imports, kernels, labels, names,
                                    optimizers, statements, strings)
 from torchport.npu_to_cuda.edits import Edits, code
@@ -42,7 +42,7 @@ class Collector(imports.ImportWalk):
         self.edits.fix(node, fix)
         self.edits.row(self.line(line_of), code_, operation, message, api)
 
-    def left(self, node: cst.CSTNode, code_: str, message: str, api: str) -> None:
+    def left(self, node: cst.CSTNode, code_: Code, message: str, api: str) -> None:
         """An NPU use that stays as written: torch_npu is still needed for it (where the file
         binds the name itself too, the row names that fallback: what runs without torch_npu)."""
         fallback = self.fallback_line(node)

@@ -9,7 +9,7 @@ from typing import Callable
 
 import libcst as cst
 
-from torchport.findings import Operation
+from torchport.findings import Code, Operation
 
 _EMPTY = cst.Module(body=[])
 
@@ -39,8 +39,8 @@ class Edits:
         before = self.fixes.get(node)
         self.fixes[node] = fix if before is None else (lambda updated: fix(before(updated)))
 
-    def row(self, line: int, code_: str, operation: Operation, message: str, api: str = "") -> None:
-        self.rows.append(Row(line, code_, operation, message, api))
+    def row(self, line: int, code_: Code, operation: Operation, message: str, api: str = "") -> None:
+        self.rows.append(Row(line, code_.code, operation, message, api))
 
     def touched(self) -> set[cst.CSTNode]:
         return set(self.fixes) | self.dropped

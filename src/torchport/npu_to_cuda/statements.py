@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
+from torchport.findings import Code
 from torchport.npu_to_cuda import changes, names, strings
 from torchport.targets import npu as npu_facts
 
@@ -20,7 +21,7 @@ ENV_SETTERS = ("os.environ.setdefault", "os.putenv")
 class Dropped:
     message: str
     api: str
-    code: str = changes.TUNING
+    code: Code = changes.TUNING
 
 
 def dropped_call(walk, node: cst.Expr) -> Dropped | None:

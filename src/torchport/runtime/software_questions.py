@@ -27,10 +27,11 @@ def _software_lines(target: str, filename: str) -> frozenset[int]:
         return frozenset()
     from torchport import targets
     from torchport.findings import Operation
-    from torchport.migrate.rules.is_available import KEPT_FOR_SOFTWARE
+    from torchport.migrate.rules.is_available import KEPT_FOR_SOFTWARE, IsAvailableRule
     from torchport.migrate.selection import RuleSelection
     from torchport.migrate.source import migrate_source
 
-    result = migrate_source(text.encode("utf-8"), targets.get(target), filename, chosen=RuleSelection(select=("TP011",)))
+    code = IsAvailableRule.code
+    result = migrate_source(text.encode("utf-8"), targets.get(target), filename, chosen=RuleSelection(select=(code,)))
     return frozenset(f.start_line for f in result.findings
-                     if f.code == "TP011" and f.operation is Operation.NOTE and f.message.startswith(KEPT_FOR_SOFTWARE))
+                     if f.code == code and f.operation is Operation.NOTE and f.message.startswith(KEPT_FOR_SOFTWARE))
