@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _torchport_cli import TORCHPORT, run
+from _torchport_cli import TORCHPORT, Dumps, run
 
 MLP = Path(__file__).parent / "projects" / "mlp.py"
 KEPT = ("--tensors", "MLP.blocks.*.down", "--tensors", "MLP.head")
@@ -43,22 +43,10 @@ RECIPES = {
 }
 
 
-class _Dumps(dict):
-    """Each dump made once, when a test first asks for it (make test asks for fewer than make fidelity)."""
-
-    def __init__(self, folder: Path) -> None:
-        super().__init__()
-        self.folder = folder
-
-    def __missing__(self, name: str) -> Path:
-        options, env = RECIPES[name]
-        self[name] = _dump(self.folder, name, *options, **env)
-        return self[name]
-
-
 @pytest.fixture(scope="module")
 def dumps(tmp_path_factory):
-    return _Dumps(tmp_path_factory.mktemp("mlp"))
+    folder = tmp_path_factory.mktemp("mlp")
+    return Dumps(lambda name: _dump(folder, name, *RECIPES[name][0], **RECIPES[name][1]))
 
 
 def _compare(a: Path, b: Path, report: Path | None = None):
@@ -74,6 +62,7 @@ def _records(dump: Path) -> list[dict]:
     return json.loads((dump / "dump.json").read_text())["records"]
 
 
+@pytest.mark.fidelity  # (one more dump, with a fault: make test keeps the clean pair)
 def test_a_torch_function_that_loses_precision_is_named_first_not_the_module_around_it(dumps, tmp_path):
     result = _compare(dumps["clean"], dumps["gelu"], tmp_path / "report")
     assert result.returncode == 1, result.stdout + result.stderr
@@ -174,6 +163,7 @@ def test_dump_help_explains_tensors():
     assert "--tensors GLOB" in text and "fnmatch" in text and "every element" in text and "tensors.pt" in text
 
 
+@pytest.mark.fidelity  # (one more dump, of module calls only)
 def test_module_calls_are_judged_as_before_and_a_dump_of_module_calls_only_still_compares(dumps, tmp_path):
     """A schema 1 dump (module calls only) made of each side: the same rows, measures and verdicts
     as the module calls' rows of the whole comparison; its first divergence is then the module."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _torchport_cli import TORCHPORT, run
+from _torchport_cli import TORCHPORT, Dumps, run
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSIFIER = Path(__file__).parent / "projects" / "classifier.py"
@@ -23,18 +23,22 @@ def _dump(folder: Path, name: str, *script_args, **env) -> Path:
     return folder / name
 
 
+# name -> (script arguments, environment) of each dump the tests compare
+RECIPES = {
+    "clean": ((), {}),
+    "again": ((), {}),
+    "float16": ((), {"PRECISION_FAULT": "float16"}),
+    "inf": ((), {"PRECISION_FAULT": "inf"}),
+    # (run keeps CUDA's autocast on the CPU only where it has native bfloat16: both ways)
+    "bf16": (("--amp",), {"SIMULATE_NATIVE_BF16": "1"}),
+    "bf16_dropped": (("--amp",), {"SIMULATE_NATIVE_BF16": "0"}),
+}
+
+
 @pytest.fixture(scope="module")
 def dumps(tmp_path_factory):
     folder = tmp_path_factory.mktemp("dumps")
-    return {
-        "clean": _dump(folder, "clean"),
-        "again": _dump(folder, "again"),
-        "float16": _dump(folder, "float16", PRECISION_FAULT="float16"),
-        "inf": _dump(folder, "inf", PRECISION_FAULT="inf"),
-        # (run keeps CUDA's autocast on the CPU only where it has native bfloat16: both ways)
-        "bf16": _dump(folder, "bf16", "--amp", SIMULATE_NATIVE_BF16="1"),
-        "bf16_dropped": _dump(folder, "bf16_dropped", "--amp", SIMULATE_NATIVE_BF16="0"),
-    }
+    return Dumps(lambda name: _dump(folder, name, *RECIPES[name][0], **RECIPES[name][1]))
 
 
 def _compare(a: Path, b: Path, *options):
@@ -67,6 +71,7 @@ def test_the_layer_that_loses_precision_is_named_first_not_the_layer_before_it(d
     assert "Net.fc2" in (tmp_path / "report" / "compare.html").read_text()
 
 
+@pytest.mark.fidelity  # (one more dump each: make test keeps the clean pair and the float16 fault)
 def test_an_overflow_is_reported_at_its_layer_and_step(dumps):
     result = _compare(dumps["clean"], dumps["inf"])
     assert result.returncode == 1
@@ -76,6 +81,7 @@ def test_an_overflow_is_reported_at_its_layer_and_step(dumps):
     assert any(line.lstrip().startswith("losses    part at step 2:") for line in lines), result.stdout
 
 
+@pytest.mark.fidelity  # (one more dump each: make test keeps the clean pair and the float16 fault)
 def test_float32_against_bfloat16_autocast_is_a_finding_within_bfloat16_not_a_divergence(dumps):
     result = _compare(dumps["clean"], dumps["bf16"])
     assert result.returncode == 0, result.stdout
@@ -84,6 +90,7 @@ def test_float32_against_bfloat16_autocast_is_a_finding_within_bfloat16_not_a_di
     assert "setting   autocast_dtypes: [] against ['bfloat16']" in result.stdout
 
 
+@pytest.mark.fidelity  # (one more dump each: make test keeps the clean pair and the float16 fault)
 def test_where_run_drops_autocast_on_this_cpu_the_amp_run_computes_what_float32_does(dumps):
     result = _compare(dumps["clean"], dumps["bf16_dropped"], "-o", dumps["clean"].parent / "dropped")
     assert result.returncode == 0, result.stdout

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 HELPER = "import torch\n\n\ndef to_device(x):\n    return x.cuda(async=True)\n"
 TRAIN = """import torch
 import torch.nn as nn
@@ -45,6 +47,7 @@ def test_an_unmodified_pre37_trainer_and_its_own_module_run(tmp_path, run_tool):
     assert not (tmp_path / "__pycache__").exists()  # nor a bytecode cache of the renamed module
 
 
+@pytest.mark.fidelity  # (run -m of a module: the script case above is make test's)
 def test_a_pre37_module_runs_with_dash_m(tmp_path, run_tool):
     _project(tmp_path)
     result = run_tool(["torchport", "run", "--target", "cpu", "--log", "run.log", "-m", "train"], tmp_path)
@@ -52,6 +55,7 @@ def test_a_pre37_module_runs_with_dash_m(tmp_path, run_tool):
     assert result.stdout.count("STEP") == 3
 
 
+@pytest.mark.fidelity  # (a third project run: make test keeps the two above)
 def test_a_module_outside_the_project_is_not_renamed(tmp_path, run_tool):
     """(only the project's own modules: one elsewhere on the path fails as python would have it)"""
     project, elsewhere = tmp_path / "project", tmp_path / "site"
