@@ -10,6 +10,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from torchport.findings import Finding
+from torchport.layout import Layout
 from torchport.npu_to_cuda import imports
 from torchport.npu_to_cuda.collect import Collector
 from torchport.npu_to_cuda.edits import Apply, Edits
@@ -41,11 +42,13 @@ def convert_source(text: str, path: str, target: Target) -> Conversion:
     if not MENTIONS_NPU.search(text.encode("utf-8", "surrogatepass")):
         return Conversion(text)
     try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
+        module = cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError):
         return Conversion(text)  # (the migration reports what it cannot read)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # (parsed here: no one else holds the tree)
     edits = Edits()
     walk = Collector(target, edits)
+    walk.layout = Layout(module)
     wrapper.visit(walk)
     if not edits.fixes and not edits.dropped:
         return Conversion(text, _findings(path, edits))

@@ -6,7 +6,7 @@ kernels' reference functions) is written after the imports."""
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, ScopeProvider
+from libcst.metadata import ScopeProvider
 
 from torchport.findings import Operation
 from torchport.npu_to_cuda import changes, names, optimizers
@@ -176,7 +176,7 @@ def _inside(walk: ImportWalk, node: cst.CSTNode, touched: set) -> bool:
     while node is not None:
         if node in touched:
             return True
-        node = walk.get_metadata(ParentNodeProvider, node, None)
+        node = walk.parent(node)
     return False
 
 

@@ -1,25 +1,30 @@
 """What the conversion reads of a file: its tree with the metadata every step asks (qualified
-names of imported things, lines, parents, scopes)."""
+names of imported things, lines, parents, scopes). Lines and parents come from the file's layout,
+as every rewriting step reads them (layout.py); the rest is LibCST's scope analysis. (The import
+table the other steps read names from tells a name bound another way too only for torch's names:
+the conversion's, torch_npu's, would be read through a parameter or a local of the same name.)"""
 
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import (Assignment, ExpressionContext, ExpressionContextProvider, ParentNodeProvider, PositionProvider,
-                             QualifiedNameProvider, QualifiedNameSource, ScopeProvider)
+from libcst.metadata import (Assignment, ExpressionContext, ExpressionContextProvider, QualifiedNameProvider,
+                             QualifiedNameSource, ScopeProvider)
 
-PROVIDERS = (QualifiedNameProvider, PositionProvider, ParentNodeProvider, ScopeProvider, ExpressionContextProvider)
+from torchport.layout import Layout
 
 
 class Reader(cst.CSTVisitor):
-    """A visitor with the file's metadata, and the questions the steps ask of it."""
+    """A visitor with the file's metadata, and the questions the steps ask of it (`layout`: the
+    layout of the tree it walks, set before the walk)."""
 
-    METADATA_DEPENDENCIES = PROVIDERS
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ExpressionContextProvider)
+    layout: Layout
 
     def line(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
+        return self.layout.lines[node][0]
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.get_metadata(ParentNodeProvider, node, None)
+        return self.layout.parents.get(node)
 
     def imported(self, node: cst.CSTNode) -> str | None:
         """The qualified name of an imported thing (`torch_npu.npu.set_device`), else None."""
