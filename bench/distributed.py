@@ -17,8 +17,10 @@ untouched statements not printed again), the import table kept across steps, a t
 whole-module searches and `ast` ruling out training before LibCST reads a file (3.3x and 2.6x
 paired in one session), 1.93x to 2.02x over nine runs with walks of a statement read from the
 layout's order, no made tree parsed again, workers settled (gc.freeze) and the migration reading
-the steps' last tree rather than parsing their text (2.55x to 2.65x for the code before, paired);
-on the default tree (53 files) 7.0x, 3.7x, 2.75x, 2.4x, 1.6x, then 1.5x (1.75x paired). What is
+the steps' last tree rather than parsing their text (2.55x to 2.65x for the code before, paired),
+1.73x to 1.81x with the migration walking that tree in its layout's order and reading its lines
+there (2.01x to 2.05x for the code before, paired); on the default tree (53 files) 7.0x, 3.7x,
+2.75x, 2.4x, 1.6x, 1.5x (1.75x paired), then 1.3x (1.44x paired). What is
 left: the LibCST parse and first layout of each file that may train, `ast`'s reading of it for
 detection, and the steps themselves.
 """
