@@ -56,6 +56,7 @@ def test_a_file_over_its_time_budget_is_given_up_and_the_rest_go_on() -> None:
     assert got["a.py"].error is None and got["a.py"].changed
 
 
+@pytest.mark.fidelity  # (a worker process run to its memory limit)
 def test_a_file_over_its_memory_budget_is_given_up_and_the_rest_go_on() -> None:
     pytest.importorskip("resource")
     # (one class: a statement no piece can cut, see pieces.py)

@@ -71,6 +71,7 @@ def test_a_traceback_is_pythons_own_from_the_programs_frame(tmp_path, run_tool):
     assert ported.stderr == native.stderr  # chained exceptions and the helper's frames included
 
 
+@pytest.mark.fidelity  # (run -m of a module, three processes: make test keeps a script's exit statuses)
 @pytest.mark.parametrize("how, status, stderr", [("status", 3, ""), ("message", 1, "stopped: no data\n"),
                                                  ("raise", 1, None)])
 def test_a_module_ends_as_a_script_does(tmp_path, run_tool, how, status, stderr):
@@ -148,6 +149,7 @@ def test_a_torch_that_fails_to_import_is_one_line_too(tmp_path, run_tool):
     _one_line_error(result, "PyTorch fails to import", "libtorch_cuda.so: cannot open shared object file")
 
 
+@pytest.mark.fidelity  # (three pipelines of processes)
 @pytest.mark.parametrize("listing, reader", [("", "head -3"), ("--target npu", "head -3"), ("", "true")])
 def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path, listing, reader):
     command = f"{shlex.join([sys.executable, '-m', 'torchport', 'targets'])} {listing} | {reader}"

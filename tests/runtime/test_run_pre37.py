@@ -108,6 +108,7 @@ for step in range(2):
 """
 
 
+@pytest.mark.fidelity  # (one more pre-3.7 project run)
 def test_one_element_results_are_read_as_pytorch_03_read_them(tmp_path, run_tool):
     """(a PyTorch 0.3 trainer: `loss.data[0]` and `prec1[0]` of a result with no dimension give
     its number, in the script and in a module of its own that reads `.data[0]`; any other [0]
@@ -125,6 +126,7 @@ def test_one_element_results_are_read_as_pytorch_03_read_them(tmp_path, run_tool
     assert (tmp_path / "meters.py").read_text() == METERS
 
 
+@pytest.mark.fidelity  # (one more pre-3.7 project run)
 def test_a_script_that_compiles_and_reads_data_0_runs_too(tmp_path, run_tool):
     (tmp_path / "train.py").write_text(
         "import torch\nloss = torch.nn.functional.mse_loss(torch.ones(2).cuda(), torch.zeros(2))\n"

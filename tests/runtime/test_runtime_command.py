@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import textwrap
 
+import pytest
+
 CUDA_SCRIPT = textwrap.dedent("""
     import sys
     import torch
@@ -42,6 +44,7 @@ def test_run_a_script_with_its_arguments_and_exit_status(tmp_path, run_tool):
     assert "train.py:5  torch.cuda.synchronize -> (removed) [no-op]" in log
 
 
+@pytest.mark.fidelity  # (run -m: make test keeps run of a script)
 def test_run_a_module(tmp_path, run_tool):
     (tmp_path / "trainer.py").write_text(CUDA_SCRIPT)
     result = run_tool(["torchport", "run", "--target", "accelerator", "-m", "trainer", "--flag", "a"], tmp_path)
@@ -49,6 +52,7 @@ def test_run_a_module(tmp_path, run_tool):
     assert "ARGS ['--flag', 'a'] DEVICE cpu AVAILABLE False" in result.stdout  # as torch.accelerator says here, and migrate writes
 
 
+@pytest.mark.fidelity  # (one more process of import torchport.auto)
 def test_import_torchport_auto_under_torchport_run_keeps_one_log(tmp_path, run_tool):
     (tmp_path / "train.py").write_text("import torch\ntorch.cuda.empty_cache()\nimport torchport.auto\n"
                                        + CUDA_SCRIPT)
@@ -66,6 +70,7 @@ def test_import_torchport_auto(tmp_path, run_tool):
     assert "torch.cuda.synchronize" in (tmp_path / "torchport_run.log").read_text()
 
 
+@pytest.mark.fidelity  # (one more process of TORCHPORT_TARGET)
 def test_the_environment_variable_alone_activates_it(tmp_path, run_tool):
     (tmp_path / "train.py").write_text(CUDA_SCRIPT)
     result = run_tool([sys.executable, "train.py"], tmp_path,
