@@ -82,6 +82,16 @@ def test_a_definition_set_aside_is_visited_and_left_but_not_walked_into():
     assert inner in seen and kept in seen and inner.body not in seen and kept.decorators[0] not in seen
 
 
+def test_a_node_without_a_stretch_of_the_order_is_passed_by_as_a_visit_passes_it():
+    """(A set-aside node that is no statement, block or lambda: skipped by its parents, not its extent.)"""
+    module = cst.parse_module(NESTED)
+    call = module.body[3].body.body[0].body.body[0].items[1].item
+    assert isinstance(call, cst.Call)
+    walked, _ = _calls(module, {call}, Layout(module))
+    assert walked == _calls(module, {call})[0]
+    assert call.func not in [node for _, node, _ in walked]
+
+
 def test_the_walk_through_a_made_layout_is_a_visit_of_the_made_tree():
     module = cst.parse_module(NESTED)
     made = module.with_changes(body=[*module.body[:2], cst.parse_statement("import torch\n"), *module.body[2:]])

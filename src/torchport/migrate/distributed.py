@@ -40,9 +40,9 @@ class Request:
 def distribute_then_migrate(data: bytes, path: str, request: Request, migrate: Callable[..., FileResult]) -> FileResult:
     """`data` (bytes, any declared encoding) made to run as one of N processes, then migrated
     (`migrate(data, laid_out=None)`: as a file is without --distributed, reading `laid_out`, the
-    layout of LibCST's tree of `data` where the steps hold one, rather than parsing it again). A pre-3.7 file's `async=`
-    arguments are renamed first (TP024, on the tokens, lines unchanged), so the steps read it in
-    the same run."""
+    layout of LibCST's tree of `data` where the steps hold one, rather than parsing it again). A
+    pre-3.7 file's `async=` arguments are renamed first (TP024, on the tokens, lines unchanged),
+    so the steps read it in the same run."""
     renamed, rows = AsyncKeywordRule.rewrite(data, path) if PRE_37_ARGUMENT.search(data) else (data, [])
     result = _distribute_then_migrate(renamed, path, request, migrate)
     if not rows or result.error is not None:
@@ -60,7 +60,7 @@ def _distribute_then_migrate(data: bytes, path: str, request: Request, migrate: 
     except (Exception, RecursionError) as error:  # noqa: BLE001 (a step's bug costs the file its distribution only)
         plain = migrate(data)
         why = f"not distributed: {internal_error(error)}"
-        return _with_rows(plain, [Finding(path, 0, 0, NOTE.code, Operation.NOTE, why, NOTE.subject)], Distribution(True, False, why))
+        return _with_rows(plain, [_not_distributed(path, why)], Distribution(True, False, why))
     plan = done.plan
     if plan is None:  # (not valid Python to LibCST: migrated, or reported, as before)
         problem = syntax_problem(data, path)
@@ -68,8 +68,7 @@ def _distribute_then_migrate(data: bytes, path: str, request: Request, migrate: 
             return migrate(data)
         why = (f"not distributed: {problem} (a name or parameter called async, which no rewrite renames): "
                "rename it, then migrate --distributed again")
-        return _with_rows(migrate(data), [Finding(path, 0, 0, NOTE.code, Operation.NOTE, why, NOTE.subject)],
-                          Distribution(False, False, why))
+        return _with_rows(migrate(data), [_not_distributed(path, why)], Distribution(False, False, why))
     notes = done.findings
     laid_out = done.laid_out if encoding == "utf-8" else None  # (a tree from text knows no other encoding)
     if not done.changed:
@@ -83,12 +82,16 @@ def _distribute_then_migrate(data: bytes, path: str, request: Request, migrate: 
     if result is None or result.error is not None:
         plain = migrate(data)
         why = f"not distributed: the rewritten file could not be migrated ({result.error if result else 'encoding'})"
-        row = Finding(path, 0, 0, NOTE.code, Operation.NOTE, why, NOTE.subject)
-        return _with_rows(plain, [row], Distribution(plan.entry, False, why))
+        return _with_rows(plain, [_not_distributed(path, why)], Distribution(plan.entry, False, why))
     lines = line_map(text, done.source)
     migrated = [mapped_back(finding, lines) for finding in result.findings]
     findings = sorted(notes + migrated, key=lambda f: (f.start_line, f.code))
     return FileResult(result.source, findings, distribution=Distribution(plan.entry, True))
+
+
+def _not_distributed(path: str, why: str) -> Finding:
+    """The file's TP200 row saying why it was migrated as it is, without --distributed."""
+    return Finding(path, 0, 0, NOTE.code, Operation.NOTE, why, NOTE.subject)
 
 
 def _with_rows(result: FileResult, rows: list[Finding], distribution: Distribution) -> FileResult:
